@@ -1,0 +1,176 @@
+# navd: one Makefile for the service, its tests and benchmarks.
+#
+# Layers (dependencies run one way): service -> api -> {nav, storage}.
+# nav/ is a plain C library (libc + libm + pthread) and is archived on its own
+# as build/libnav.a so a game server can link it directly.
+#
+# Every module directory is globbed, so adding a .c file needs no edit here.
+# Test suites are discovered from tests/check_*.c (see tests/check_main.c).
+
+.DEFAULT_GOAL := all
+
+BUILD ?= build
+BIN_DIR ?= bin
+PORT ?= 8080
+DB ?= data/navd.db
+SAN ?=
+
+CC ?= cc
+PKGS := libmicrohttpd jansson sqlite3
+TEST_PKGS := check
+
+# Debian package that provides each pkg-config module (used by `make deps`).
+DEB_libmicrohttpd := libmicrohttpd-dev
+DEB_jansson := libjansson-dev
+DEB_sqlite3 := libsqlite3-dev
+DEB_check := check
+
+WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+        -Wno-unused-parameter
+CSTD := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
+OPT ?= -O2 -g
+SANFLAGS :=
+ifeq ($(SAN),1)
+  SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+  OPT := -O1 -g
+endif
+ifeq ($(SAN),thread)
+  SANFLAGS := -fsanitize=thread -fno-omit-frame-pointer
+  OPT := -O1 -g
+endif
+
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CHECK_CFLAGS = $(shell pkg-config --cflags $(TEST_PKGS) 2>/dev/null)
+CHECK_LIBS = $(shell pkg-config --libs $(TEST_PKGS) 2>/dev/null)
+
+CFLAGS_ALL = $(CSTD) $(WARN) $(OPT) $(SANFLAGS) -pthread -I. -I$(BUILD)/gen $(CFLAGS)
+LDFLAGS_ALL = $(SANFLAGS) -pthread $(LDFLAGS)
+
+NAV_SRC := $(wildcard nav/*.c)
+STORE_SRC := $(wildcard storage/*.c)
+API_SRC := $(wildcard api/*.c)
+SVC_SRC := $(filter-out service/svc_main.c,$(wildcard service/*.c))
+MAIN_SRC := service/svc_main.c
+TEST_SRC := $(wildcard tests/*.c)
+BENCH_SRC := $(wildcard tests/bench/*.c)
+SUITE_SRC := $(wildcard tests/check_*.c)
+VIEWER_ASSETS := $(sort $(wildcard api/viewer/*))
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+
+NAV_OBJ := $(call obj,$(NAV_SRC))
+STORE_OBJ := $(call obj,$(STORE_SRC))
+API_OBJ := $(call obj,$(API_SRC)) $(if $(VIEWER_ASSETS),$(BUILD)/obj/gen/api_assets.o)
+SVC_OBJ := $(call obj,$(SVC_SRC))
+MAIN_OBJ := $(call obj,$(MAIN_SRC))
+TEST_OBJ := $(call obj,$(TEST_SRC))
+BENCH_OBJ := $(call obj,$(BENCH_SRC))
+
+LIBNAV := $(BUILD)/libnav.a
+NAVD := $(if $(SAN),$(BUILD)/navd,$(BIN_DIR)/navd)
+TEST_RUNNER := $(BUILD)/check_navd
+BENCH_RUNNER := $(BUILD)/bench_navd
+
+.PHONY: all deps run test test-unit test-san bench clean format format-check help
+
+all: $(NAVD) $(LIBNAV)
+
+help:
+	@echo "make            build bin/navd and build/libnav.a"
+	@echo "make run        install missing deps, build, serve on :$(PORT) with $(DB)"
+	@echo "make test       install missing deps, run every test, then again under ASan+UBSan"
+	@echo "make bench      benchmarks (figures and ratios)"
+	@echo "make deps       apt-get install the -dev packages pkg-config cannot find"
+	@echo "make format     clang-format every source file; format-check only checks"
+
+# ---- dependencies ---------------------------------------------------------
+# Installs only what pkg-config cannot find, so it is a no-op on a ready machine.
+deps:
+	@set -e; \
+	SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	need=""; \
+	command -v pkg-config >/dev/null 2>&1 || need="pkg-config"; \
+	command -v $(CC) >/dev/null 2>&1 || need="$$need build-essential"; \
+	for p in $(PKGS) $(TEST_PKGS); do \
+	  case $$p in libmicrohttpd) d=$(DEB_libmicrohttpd);; jansson) d=$(DEB_jansson);; \
+	    sqlite3) d=$(DEB_sqlite3);; check) d=$(DEB_check);; esac; \
+	  pkg-config --exists $$p 2>/dev/null || need="$$need $$d"; \
+	done; \
+	if [ -n "$$need" ]; then \
+	  echo "deps: installing$$need"; \
+	  $$SUDO apt-get update -qq; \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$need; \
+	else echo "deps: all present"; fi
+
+# ---- build ----------------------------------------------------------------
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) $(PKG_CFLAGS) $(CHECK_CFLAGS) -MMD -MP -c $< -o $@
+
+# Viewer files are compiled into the binary; tests/embed.c turns them into C arrays.
+$(BUILD)/gen/api_assets.c: $(VIEWER_ASSETS) tests/tools/embed.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -o $(BUILD)/embed tests/tools/embed.c
+	$(BUILD)/embed $@ $(VIEWER_ASSETS)
+
+$(BUILD)/obj/gen/api_assets.o: $(BUILD)/gen/api_assets.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(LIBNAV): $(NAV_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(NAVD): $(MAIN_OBJ) $(SVC_OBJ) $(API_OBJ) $(STORE_OBJ) $(LIBNAV)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -o $@ $(MAIN_OBJ) $(SVC_OBJ) $(API_OBJ) $(STORE_OBJ) $(LIBNAV) $(PKG_LIBS) -lm
+
+# The suite list is generated so each tests/check_<module>.c only has to define
+# `Suite *<module>_suite(void)`.
+$(BUILD)/gen/suites.h: $(SUITE_SRC)
+	@mkdir -p $(dir $@)
+	@sed -n 's/^Suite \*\([a-z0-9_]*_suite\)(void).*/SUITE(\1)/p' $(SUITE_SRC) > $@.tmp
+	@if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
+
+$(BUILD)/obj/tests/check_main.o: $(BUILD)/gen/suites.h
+
+$(TEST_RUNNER): $(TEST_OBJ) $(SVC_OBJ) $(API_OBJ) $(STORE_OBJ) $(LIBNAV)
+	$(CC) $(LDFLAGS_ALL) -o $@ $(TEST_OBJ) $(SVC_OBJ) $(API_OBJ) $(STORE_OBJ) $(LIBNAV) \
+	  $(PKG_LIBS) $(CHECK_LIBS) -lm
+
+$(BENCH_RUNNER): $(BENCH_OBJ) $(filter-out $(BUILD)/obj/tests/check_%,$(TEST_OBJ)) $(SVC_OBJ) $(API_OBJ) $(STORE_OBJ) $(LIBNAV)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS) $(CHECK_LIBS) -lm
+
+# ---- run / test / bench ---------------------------------------------------
+run: deps
+	@$(MAKE) --no-print-directory all
+	@mkdir -p $(dir $(DB))
+	$(NAVD) --port $(PORT) --db $(DB) --demo
+
+# CK_DEFAULT_TIMEOUT is generous because the sanitizer pass is slow on 2 cores.
+test: deps
+	@$(MAKE) --no-print-directory test-unit
+	@$(MAKE) --no-print-directory test-san
+
+test-unit: $(NAVD) $(TEST_RUNNER)
+	NAVD_BIN=$(abspath $(NAVD)) CK_DEFAULT_TIMEOUT=120 $(TEST_RUNNER)
+
+test-san:
+	@$(MAKE) --no-print-directory SAN=1 BUILD=build/san test-unit
+
+bench: deps
+	@$(MAKE) --no-print-directory $(NAVD) $(BENCH_RUNNER)
+	NAVD_BIN=$(abspath $(NAVD)) $(BENCH_RUNNER)
+
+clean:
+	rm -rf build $(BIN_DIR)
+
+FORMAT_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null) \
+               $(shell git ls-files --others --exclude-standard '*.c' '*.h' 2>/dev/null)
+format:
+	clang-format -i $(FORMAT_FILES)
+format-check:
+	clang-format --dry-run --Werror $(FORMAT_FILES)
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
