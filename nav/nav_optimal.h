@@ -1,0 +1,38 @@
+/*
+ * nav_optimal: the Euclidean-optimal any-angle search over the mesh (an
+ * interval search after Polyanya, Cui, Harabor & Grastien, IJCAI 2017).
+ * Internal to nav/: nav_find_path (nav_query.c) calls it when costs are
+ * uniform, and falls back to the corridor search on NAV_E_LIMIT.
+ *
+ * A nav_optimal is per-thread scratch (node pool, open list, root table)
+ * allocated once; searches only reset it.
+ */
+#ifndef NAV_OPTIMAL_H
+#define NAV_OPTIMAL_H
+
+#include <stdint.h>
+
+#include "nav/nav_query.h"
+
+typedef struct nav_optimal nav_optimal;
+
+/* max_nodes: pool size, the hard cap on search nodes. NULL on allocation failure. */
+nav_optimal *nav_optimal_new(uint32_t max_nodes);
+void nav_optimal_free(nav_optimal *o);
+
+/*
+ * Shortest path in the xz plane from `start` (on start_poly) to `end` (on
+ * end_poly), through polygons whose area is not in exclude_mask and through
+ * usable off-mesh links (cost: the 3-D distance between the link's ends).
+ * On NAV_OK fills res->corners (lifted onto the surface), polys, links,
+ * length (3-D length of corners), nodes_expanded and, when res->expanded is
+ * non-NULL, the expanded polygons; sets res->algorithm = NAV_ALGO_OPTIMAL and
+ * may set NAV_PATH_TRUNCATED. Does not snap, and does not set start/end.
+ * Returns NAV_E_NOT_FOUND when end is unreachable (the caller builds the
+ * partial path) and NAV_E_LIMIT when max_nodes search nodes ran out.
+ */
+nav_status nav_optimal_search(nav_optimal *o, const nav_mesh *m, uint32_t start_poly,
+                              const float start[3], uint32_t end_poly, const float end[3],
+                              uint64_t exclude_mask, uint32_t max_nodes, nav_path_result *res);
+
+#endif
