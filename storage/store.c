@@ -239,6 +239,9 @@ static store_status store_migrate(sqlite3 *db, int *version, char *why, size_t w
 
 /* ---- open / close ---------------------------------------------------------------------------- */
 
+/* Finalizes the cached statements and closes the connection. The caller
+   guarantees no other thread is inside a store_ call on s (the service closes
+   the store after the HTTP daemon has stopped). */
 void store_close(store *s) {
     if (s == NULL) {
         return;
