@@ -434,7 +434,7 @@ START_TEST(t_migrate_race) {
             if (store_open(t.path, &s) != STORE_OK || store_schema_version(s) != LATEST_SCHEMA) {
                 _exit(2);
             }
-            char name[16];
+            char name[32];
             snprintf(name, sizeof name, "proc-%d", k);
             _exit(store_put(s, name, "p", 1, k, NULL, NULL) == STORE_OK ? 0 : 3);
         }
