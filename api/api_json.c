@@ -92,7 +92,7 @@ api_code api_json_int_range(const json_t *v, const char *where, int64_t lo, int6
     *out = x;
     return API_OK;
 bad:
-    if (lo == 0 && hi >= UINT32_MAX)
+    if (lo == 0 && hi >= UINT32_MAX - 1)
         return api_fail(e, code, "%s must be a non-negative integer", where);
     return api_fail(e, code, "%s must be an integer from %lld to %lld", where, (long long)lo,
                     (long long)hi);
