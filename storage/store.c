@@ -21,6 +21,8 @@
  *   sqlite3 shell, a backup) may hold the write lock briefly; we wait instead
  *   of failing at once.
  * - foreign_keys=ON: none in schema v1, but later migrations can rely on it.
+ * - journal_size_limit: a checkpoint after a large upload truncates the -wal
+ *   file back to this size instead of leaving it at its high-water mark.
  *
  * The store never logs: every failure is a status. store_open_detail adds a
  * readable reason for the one place that needs to explain itself (start-up).
@@ -37,6 +39,8 @@
 /* Milliseconds a statement waits for another connection's lock. */
 #define STORE_BUSY_TIMEOUT_MS 5000
 #define STORE_NAME_MAX 64
+/* Bytes the -wal file is truncated to after a checkpoint (as SQL text). */
+#define STORE_WAL_LIMIT_BYTES "16777216"
 
 /*
  * Schema migrations, in order. Step i (0-based) brings the database from
@@ -235,6 +239,9 @@ static store_status store_migrate(sqlite3 *db, int *version, char *why, size_t w
 
 /* ---- open / close ---------------------------------------------------------------------------- */
 
+/* Finalizes the cached statements and closes the connection. The caller
+   guarantees no other thread is inside a store_ call on s (the service closes
+   the store after the HTTP daemon has stopped). */
 void store_close(store *s) {
     if (s == NULL) {
         return;
@@ -313,6 +320,9 @@ store_status store_open_detail(const char *path, store **out, char *why, size_t 
     }
     if (rc == SQLITE_OK) {
         rc = store_exec(s->db, "PRAGMA foreign_keys=ON");
+    }
+    if (rc == SQLITE_OK) {
+        rc = store_exec(s->db, "PRAGMA journal_size_limit=" STORE_WAL_LIMIT_BYTES);
     }
     if (rc != SQLITE_OK) {
         store_say(why, why_size, "cannot enable WAL with synchronous=FULL: %s", sqlite3_errstr(rc));

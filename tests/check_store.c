@@ -410,6 +410,54 @@ START_TEST(t_migrate_empty_file) {
 }
 END_TEST
 
+START_TEST(t_migrate_race) {
+    /* Four processes open the same brand-new file at once (all released by
+       one close of a pipe). Each migration step re-reads user_version inside
+       its BEGIN IMMEDIATE, so exactly one runs CREATE TABLE and the others
+       find version 1; without that every loser would fail with "table
+       navmeshes already exists". All four must open and write. */
+    tmpdb t;
+    tmpdb_make(&t);
+    int gate[2];
+    ck_assert_int_eq(pipe(gate), 0);
+    pid_t kids[4];
+    for (int k = 0; k < 4; k++) {
+        kids[k] = fork();
+        ck_assert_int_ge(kids[k], 0);
+        if (kids[k] == 0) {
+            close(gate[1]);
+            char c;
+            if (read(gate[0], &c, 1) != 0) { /* blocks until the parent closes */
+                _exit(5);
+            }
+            store *s = NULL;
+            if (store_open(t.path, &s) != STORE_OK || store_schema_version(s) != LATEST_SCHEMA) {
+                _exit(2);
+            }
+            char name[32];
+            snprintf(name, sizeof name, "proc-%d", k);
+            _exit(store_put(s, name, "p", 1, k, NULL, NULL) == STORE_OK ? 0 : 3);
+        }
+    }
+    close(gate[0]);
+    close(gate[1]); /* go */
+    for (int k = 0; k < 4; k++) {
+        int status = 0;
+        ck_assert_int_eq(waitpid(kids[k], &status, 0), kids[k]);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child %d status %d", k,
+                      status);
+    }
+    store *s = open_ok(&t);
+    each_log log;
+    memset(&log, 0, sizeof log);
+    ck_assert_int_eq(store_each(s, each_record, &log, NULL), STORE_OK);
+    ck_assert_int_eq(log.calls, 4);
+    store_close(s);
+    ck_assert_int_eq(raw_user_version(t.path), LATEST_SCHEMA);
+    tmpdb_remove(&t);
+}
+END_TEST
+
 START_TEST(t_future_version_refused) {
     tmpdb t;
     tmpdb_make(&t);
@@ -929,6 +977,7 @@ Suite *store_suite(void) {
 
     TCase *files = tcase_create("files");
     tcase_add_test(files, t_migrate_empty_file);
+    tcase_add_test(files, t_migrate_race);
     tcase_add_test(files, t_future_version_refused);
     tcase_add_test(files, t_garbage_refused);
     tcase_add_test(files, t_corrupt_pages);
