@@ -248,12 +248,13 @@
       l.endPoly = nearestPolyTo(mesh, l.end);
       if (l.startPoly >= 0 && l.endPoly >= 0) union(l.startPoly, l.endPoly);
     });
-    const compIndex = new Map();
-    polys.forEach((p) => {
-      const r = find(p.id);
-      if (!compIndex.has(r)) compIndex.set(r, compIndex.size);
-      p.comp = compIndex.get(r);
-    });
+    /* Number components by decreasing area so the main region always gets
+       the first hue and small islands stand out against it. */
+    const compArea = new Map();
+    polys.forEach((p) => { const r = find(p.id); compArea.set(r, (compArea.get(r) || 0) + p.area); });
+    const roots = [...compArea.keys()].sort((a, b) => compArea.get(b) - compArea.get(a) || a - b);
+    const compIndex = new Map(roots.map((r, i) => [r, i]));
+    polys.forEach((p) => { p.comp = compIndex.get(find(p.id)); });
     mesh.ncomp = compIndex.size;
 
     /* Draw lower floors first so an upper floor covers what it overlaps. */
@@ -272,8 +273,8 @@
   function polyColor(mesh, p) {
     const b = mesh.bounds;
     const t = b.maxY > b.minY ? (p.y - b.minY) / (b.maxY - b.minY) : 0.5;
-    const hue = (210 + p.comp * 137.508) % 360;
-    return `hsl(${hue.toFixed(1)}, ${mesh.ncomp > 1 ? 50 : 45}%, ${(24 + 40 * t).toFixed(1)}%)`;
+    const hue = (205 + p.comp * 137.508) % 360;
+    return `hsl(${hue.toFixed(1)}, ${p.comp ? 55 : 42}%, ${(22 + 44 * t).toFixed(1)}%)`;
   }
 
   function insidePoly(mesh, p, x, z) {
@@ -721,7 +722,7 @@
         for (const c of a.corners) { ctx.beginPath(); ctx.arc(c[0], c[2], 2.5 * px, 0, 2 * Math.PI); ctx.fill(); }
       }
       ctx.beginPath();
-      ctx.arc(x, z, a.radius, 0, 2 * Math.PI);
+      ctx.arc(x, z, Math.max(a.radius, 3 * px), 0, 2 * Math.PI);
       ctx.fillStyle = a.error ? '#f85149' : a.color;
       ctx.globalAlpha = a.arrived ? 0.55 : 0.9;
       ctx.fill();
@@ -1346,6 +1347,7 @@
     });
 
     $('refresh').addEventListener('click', () => loadList());
+    $('key-form').addEventListener('submit', (ev) => ev.preventDefault());
     const key = $('api-key');
     key.value = state.apiKey;
     key.addEventListener('input', () => { state.apiKey = key.value.trim(); sessionStorage.setItem('navd.apiKey', state.apiKey); });
