@@ -230,8 +230,16 @@
       detail = { tris: json.detail.triangles, ranges: json.detail.polygon_triangles, vert: dvert };
     }
 
+    /* The most common area id is the plain floor; others are hatched. */
+    const areas = json.areas || [];
+    const areaCount = new Map();
+    polys.forEach((p) => { const a = areas[p.id] || 0; areaCount.set(a, (areaCount.get(a) || 0) + 1); });
+    let mainArea = 0, mainCount = -1;
+    areaCount.forEach((n, a) => { if (n > mainCount || (n === mainCount && a < mainArea)) { mainArea = a; mainCount = n; } });
+
     const mesh = {
-      vx, vy, vz, polys, boundary, inner, detail,
+      vx, vy, vz, polys, boundary, inner, detail, mainArea,
+      special: polys.filter((p) => (areas[p.id] || 0) !== mainArea).map((p) => p.id),
       links: (json.links || []).map((l) => Object.assign({}, l)),
       bounds: { minX, maxX, minY, maxY, minZ, maxZ },
       areas: json.areas || [],
@@ -456,6 +464,26 @@
     for (const p of m.drawOrder) {
       ctx.fillStyle = p.color;
       ctx.fill(p.path);
+    }
+    /* Polygons of a non-default area (water, doors, ...): a hatch a fixed
+       number of pixels apart, whatever the zoom. */
+    if (m.special.length) {
+      ctx.save();
+      const clip = new Path2D();
+      let x0 = Infinity, x1 = -Infinity, z0 = Infinity, z1 = -Infinity;
+      for (const id of m.special) {
+        const p = m.polys[id];
+        clip.addPath(p.path);
+        x0 = Math.min(x0, p.x0); x1 = Math.max(x1, p.x1); z0 = Math.min(z0, p.z0); z1 = Math.max(z1, p.z1);
+      }
+      ctx.clip(clip);
+      ctx.strokeStyle = 'rgba(255, 255, 255, 0.13)';
+      ctx.lineWidth = 1.5 * px;
+      ctx.beginPath();
+      const step = 7 * px, h = z1 - z0;
+      for (let x = x0 - h; x <= x1; x += step) { ctx.moveTo(x, z0); ctx.lineTo(x + h, z1); }
+      ctx.stroke();
+      ctx.restore();
     }
     /* Reachable set: lit polygons, the rest dimmed. */
     if (state.tool === 'reach' && state.reach.set) {
@@ -837,6 +865,8 @@
       const b = state.mesh.bounds;
       line(`height <span class="grad"></span> ${fmt(b.minY, 1)} … ${fmt(b.maxY, 1)} m`);
       line(`hue = connected component (${state.mesh.ncomp})`);
+      if (state.mesh.special.length)
+        line(`hatched = area ≠ ${state.mesh.mainArea} (${state.mesh.special.length} polys)`);
     }
     line('<span class="sw" style="border-color:#03060a;border-top-width:4px;background:#555"></span>wall (boundary edge)');
     line('<span class="sw" style="border-color:#ffb020"></span>two-way link  <span class="sw" style="border-color:#ff7a45;margin-left:6px"></span>one-way');
