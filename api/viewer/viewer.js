@@ -985,7 +985,8 @@
     const want = selectName || state.meshName || decodeURIComponent(location.hash.replace(/^#/, ''));
     const found = state.meshes.find((m) => m.name === want);
     if (found) {
-      if (found.name !== state.meshName || found.version !== (state.meta && state.meta.version)) selectMesh(found.name);
+      if (found.name !== state.meshName) selectMesh(found.name);
+      else if (found.version !== (state.meta && state.meta.version)) selectMesh(found.name, true); /* replaced */
     } else if (state.meshes.length) selectMesh(state.meshes[0].name);
     else clearMesh();
   }
@@ -1002,9 +1003,16 @@
     redraw();
   }
 
-  async function selectMesh(name) {
+  /* Loads and draws a mesh; `replaced` when the same name has a new version
+     (results drawn for the old geometry are dropped, the view is kept). */
+  async function selectMesh(name, replaced) {
     const seq = ++state.loadSeq;
     const changed = name !== state.meshName;
+    if (replaced && !changed) {
+      const fitted = state.viewFitted;
+      resetTools();
+      state.viewFitted = fitted;
+    }
     state.meshName = name;
     app.dataset.ready = '0';
     renderMeshList();
