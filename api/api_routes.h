@@ -24,6 +24,7 @@
     X(MESH_GET, "GET", "/v1/navmeshes/{name}", api_h_mesh_get, 0)                                  \
     X(MESH_PUT, "PUT", "/v1/navmeshes/{name}", api_h_mesh_put, API_R_AUTH | API_R_MESH)            \
     X(MESH_DELETE, "DELETE", "/v1/navmeshes/{name}", api_h_mesh_delete, API_R_AUTH)                \
-    /* queries (api_query.c) and further routes go below */
+    /* queries (api_query.c) and further routes go below */                                        \
+    X(STEP, "POST", "/v1/navmeshes/{name}/step", api_h_step, API_R_JSON)
 
 #endif

@@ -348,9 +348,10 @@ static void grid_neighbours(nav_steer *s, uint32_t i, const nav_agent_in *in,
                     r = obs[it - s->max_agents].radius;
                 }
                 float dx = p[0] - a->pos[0], dz = p[2] - a->pos[2];
-                float gap = sqrtf(dx * dx + dz * dz) - r - in[i].radius;
-                if (gap > q)
-                    continue;
+                float lim = q + r + in[i].radius, d2 = dx * dx + dz * dz;
+                if (d2 > lim * lim)
+                    continue; /* rim to rim farther than the range */
+                float gap = sqrtf(d2) - r - in[i].radius;
                 if (it < s->max_agents)
                     nei_insert(a->nei, ds_a, &a->nnei, STEER_MAX_NEI, it, gap);
                 else

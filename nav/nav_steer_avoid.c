@@ -37,6 +37,16 @@
 #define STILL_SPEED 0.05f /* m/s: a neighbour slower than this stands still */
 #define REFINE_LEVELS 3
 
+/* cos, sin of k * 22.5 degrees: the sampling directions, fixed so that no
+   trigonometry runs per sample and results do not depend on libm. */
+static const float unit16[16][2] = {
+    {1.000000000f, 0.000000000f},   {0.923879533f, 0.382683432f},   {0.707106781f, 0.707106781f},
+    {0.382683432f, 0.923879533f},   {0.000000000f, 1.000000000f},   {-0.382683432f, 0.923879533f},
+    {-0.707106781f, 0.707106781f},  {-0.923879533f, 0.382683432f},  {-1.000000000f, 0.000000000f},
+    {-0.923879533f, -0.382683432f}, {-0.707106781f, -0.707106781f}, {-0.382683432f, -0.923879533f},
+    {-0.000000000f, -1.000000000f}, {0.382683432f, -0.923879533f},  {0.707106781f, -0.707106781f},
+    {0.923879533f, -0.382683432f}};
+
 typedef struct avoid_ctx {
     float px, pz; /* agent position */
     float vx, vz; /* agent current velocity */
@@ -51,7 +61,9 @@ typedef struct avoid_ctx {
     float oz[STEER_MAX_NEI + STEER_MAX_OBS];
     float k[STEER_MAX_NEI + STEER_MAX_OBS];       /* 2 for agents (reciprocal), 1 for obstacles */
     float rr[STEER_MAX_NEI + STEER_MAX_OBS];      /* sum of radii */
+    float c0[STEER_MAX_NEI + STEER_MAX_OBS];      /* |relative position|^2 - rr^2 */
     uint8_t still[STEER_MAX_NEI + STEER_MAX_OBS]; /* the neighbour stands still */
+    float inv_len[STEER_MAX_NEI + STEER_MAX_OBS]; /* 1 / |relative position| (0 if none) */
     uint32_t nagents;
     const float *segs;
     uint32_t nsegs;
@@ -121,19 +133,34 @@ static float penalty(const avoid_ctx *c, float vx, float vz, float dvx, float dv
     float inv = 1.0f / c->vmax;
     float pen = W_DES * sqrtf((vx - dvx) * (vx - dvx) + (vz - dvz) * (vz - dvz)) * inv +
                 W_CUR * sqrtf((vx - c->vx) * (vx - c->vx) + (vz - c->vz) * (vz - c->vz)) * inv;
-    float tmin = first_contact(c, vx, vz), side = 0.0f;
+    float tmin = c->horizon, side = 0.0f;
+    float tlim = stop_time(c, vx, vz);
     uint32_t nside = 0;
-    for (uint32_t j = 0; j < c->nagents; j++) {
+    for (uint32_t j = 0; j < c->n; j++) {
+        /* toi_circle inlined, testing "earlier than tmin" before any sqrt */
         float ax = c->k[j] * vx - c->ox[j], az = c->k[j] * vz - c->oz[j];
-        if (ax * c->rx[j] + az * c->rz[j] > 0.0f) {
+        float bb = ax * c->rx[j] + az * c->rz[j];
+        if (bb <= 0.0f)
+            continue; /* not approaching: no contact, no side preference */
+        if (j < c->nagents) {
             /* approaching: prefer the neighbour on our left (we keep right) */
-            float l = sqrtf(c->rx[j] * c->rx[j] + c->rz[j] * c->rz[j]);
-            if (l > 1e-6f) {
-                float cr = (c->rx[j] * vz - c->rz[j] * vx) / (l * c->vmax);
-                side += cr > 0.0f ? (cr < 1.0f ? cr : 1.0f) : 0.0f;
-            }
+            float cr = (c->rx[j] * vz - c->rz[j] * vx) * c->inv_len[j] * inv;
+            side += cr > 0.0f ? (cr < 1.0f ? cr : 1.0f) : 0.0f;
             nside++;
         }
+        float lim = c->still[j] && tlim < tmin ? tlim : tmin;
+        if (c->c0[j] < 0.0f) {
+            tmin = 0.0f; /* overlapping and closing in */
+            continue;
+        }
+        float aa = ax * ax + az * az;
+        float disc = bb * bb - aa * c->c0[j];
+        if (disc < 0.0f)
+            continue;            /* passes by */
+        float e = bb - lim * aa; /* t < lim  <=>  e < sqrt(disc) */
+        if (e > 0.0f && e * e >= disc)
+            continue;
+        tmin = (bb - sqrtf(disc)) / aa;
     }
     if (nside > 0)
         pen += W_SIDE * side / (float)nside;
@@ -233,7 +260,10 @@ bool steer_avoid(nav_steer *s, uint32_t i, const float dv[2], float goal_dist, f
         c.oz[c.n] = c.vz + s->in[j].vel[2];
         c.k[c.n] = 2.0f;
         c.rr[c.n] = in->radius + s->in[j].radius;
+        c.c0[c.n] = c.rx[c.n] * c.rx[c.n] + c.rz[c.n] * c.rz[c.n] - c.rr[c.n] * c.rr[c.n];
         c.still[c.n] = hypotf(s->in[j].vel[0], s->in[j].vel[2]) < STILL_SPEED;
+        float l = hypotf(c.rx[c.n], c.rz[c.n]);
+        c.inv_len[c.n] = l > 1e-6f ? 1.0f / l : 0.0f;
         c.n++;
     }
     c.nagents = c.n;
@@ -245,7 +275,9 @@ bool steer_avoid(nav_steer *s, uint32_t i, const float dv[2], float goal_dist, f
         c.oz[c.n] = o->vel[2];
         c.k[c.n] = 1.0f;
         c.rr[c.n] = in->radius + o->radius;
+        c.c0[c.n] = c.rx[c.n] * c.rx[c.n] + c.rz[c.n] * c.rz[c.n] - c.rr[c.n] * c.rr[c.n];
         c.still[c.n] = hypotf(o->vel[0], o->vel[2]) < STILL_SPEED;
+        c.inv_len[c.n] = 0.0f;
         c.n++;
     }
     c.segs = s->segs;
@@ -260,12 +292,16 @@ bool steer_avoid(nav_steer *s, uint32_t i, const float dv[2], float goal_dist, f
     c.nsegs = s->nsegs;
 
     /* Orientation of the sampling pattern: the desired, else the current
-       velocity, else +x. */
-    float dir = 0.0f;
-    if (dv[0] * dv[0] + dv[1] * dv[1] > 1e-8f)
-        dir = atan2f(dv[1], dv[0]);
-    else if (c.vx * c.vx + c.vz * c.vz > 1e-8f)
-        dir = atan2f(c.vz, c.vx);
+       velocity, else +x; the pattern is the unit table rotated by (ux, uz). */
+    float ux = 1.0f, uz = 0.0f;
+    float ld = sqrtf(dv[0] * dv[0] + dv[1] * dv[1]), lc = sqrtf(c.vx * c.vx + c.vz * c.vz);
+    if (ld > 1e-4f) {
+        ux = dv[0] / ld;
+        uz = dv[1] / ld;
+    } else if (lc > 1e-4f) {
+        ux = c.vx / lc;
+        uz = c.vz / lc;
+    }
 
     float bx = dv[0], bz = dv[1];
     float best = penalty(&c, bx, bz, dv[0], dv[1]);
@@ -274,13 +310,12 @@ bool steer_avoid(nav_steer *s, uint32_t i, const float dv[2], float goal_dist, f
         best = p0;
         bx = bz = 0.0f;
     }
-    const float step = 6.2831853f / RING_DIVS;
+    /* two rings (half and full speed; the outer one offset by half a step) */
     for (int ring = 1; ring <= 2; ring++) {
         float rad = c.vmax * 0.5f * (float)ring;
-        float off = ring == 2 ? 0.5f * step : 0.0f;
         for (int d = 0; d < RING_DIVS; d++) {
-            float ang = dir + off + step * (float)d;
-            float cx = cosf(ang) * rad, cz = sinf(ang) * rad;
+            const float *u = unit16[2 * d + (ring - 1)];
+            float cx = (u[0] * ux - u[1] * uz) * rad, cz = (u[0] * uz + u[1] * ux) * rad;
             float pen = penalty(&c, cx, cz, dv[0], dv[1]);
             if (pen < best) {
                 best = pen;
@@ -289,12 +324,14 @@ bool steer_avoid(nav_steer *s, uint32_t i, const float dv[2], float goal_dist, f
             }
         }
     }
+    /* refinements around the best so far at halving radii */
     float rad = c.vmax * 0.25f;
     for (int level = 0; level < REFINE_LEVELS; level++, rad *= 0.5f) {
         float cx0 = bx, cz0 = bz;
         for (int d = 0; d < RING_DIVS; d++) {
-            float ang = dir + step * (float)d;
-            float cx = cx0 + cosf(ang) * rad, cz = cz0 + sinf(ang) * rad;
+            const float *u = unit16[2 * d];
+            float cx = cx0 + (u[0] * ux - u[1] * uz) * rad;
+            float cz = cz0 + (u[0] * uz + u[1] * ux) * rad;
             if (cx * cx + cz * cz > c.vmax * c.vmax * 1.0001f)
                 continue;
             float pen = penalty(&c, cx, cz, dv[0], dv[1]);

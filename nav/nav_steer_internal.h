@@ -12,11 +12,11 @@
 #include "nav/nav_query.h"
 #include "nav/nav_steer.h"
 
-#define STEER_MAX_NEI 8         /* nearest agents considered by avoidance */
+#define STEER_MAX_NEI 6         /* nearest agents considered by avoidance (as DetourCrowd) */
 #define STEER_MAX_OBS 4         /* nearest obstacles considered by avoidance */
 #define STEER_MAX_SEGS 16       /* nearest wall segments (the local boundary) */
 #define STEER_BOUNDARY_POLYS 32 /* polygons walked to collect the boundary */
-#define STEER_PATH_CORNERS 256 /* truncated answers are not cached: room for long paths */
+#define STEER_PATH_CORNERS 256  /* truncated answers are not cached: room for long paths */
 #define STEER_PATH_POLYS 4096
 #define STEER_PATH_LINKS 64
 #define STEER_RAY_POLYS 256
