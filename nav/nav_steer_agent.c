@@ -87,7 +87,11 @@ static nav_status find_path(nav_steer *s, const steer_agent *a, const float goal
     memcpy(req.end, goal, sizeof req.end);
     memcpy(req.extents, s->params->extents, sizeof req.extents);
     req.filter = s->params->filter;
-    req.algorithm = NAV_ALGO_AUTO;
+    /* The corridor search picks its corridor from the polygon pair alone, so
+       a corridor served by the cache equals a fresh search's: the answer
+       does not depend on what the cache holds (determinism across replicas
+       and cache states). Its string-pulled path is Detour's quality. */
+    req.algorithm = NAV_ALGO_CORRIDOR;
     nav_path_result *r = &s->path;
     r->corners = s->corners;
     r->max_corners = STEER_PATH_CORNERS;
@@ -99,7 +103,7 @@ static nav_status find_path(nav_steer *s, const steer_agent *a, const float goal
     r->max_expanded = 0;
     /* Corridor reuse: thousands of agents chasing one target share one search
        per polygon pair; each agent only re-pulls the string in that corridor. */
-    return nav_find_path_reuse(s->query, s->cache, s->mesh, &req, r, NULL);
+    return nav_find_path_cached(s->query, s->cache, s->mesh, &req, r, NULL);
 }
 
 /* Speed that stops exactly at distance d: linear inside radius R, never more

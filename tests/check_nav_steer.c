@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nav/nav_cache.h"
 #include "nav/nav_internal.h"
 #include "nav/nav_steer.h"
 #include "tests/test_fixtures.h"
@@ -38,6 +39,7 @@ typedef struct sim {
     nav_agent_in *in;
     nav_agent_out *out;
     nav_obstacle *obs;
+    nav_cache *cache; /* borrowed, may be NULL */
     uint32_t n, nobs;
 } sim;
 
@@ -89,7 +91,7 @@ static void set_target(nav_agent_in *a, float x, float z) {
 static void sim_tick(sim *w) {
     nav_step_error err;
     nav_status st =
-        nav_step(w->s, w->m, w->q, NULL, &w->p, w->in, w->n, w->obs, w->nobs, w->out, &err);
+        nav_step(w->s, w->m, w->q, w->cache, &w->p, w->in, w->n, w->obs, w->nobs, w->out, &err);
     ck_assert_msg(st == NAV_OK, "nav_step: %s", err.message);
     for (uint32_t i = 0; i < w->n; i++) {
         if (w->out[i].status != NAV_OK)
@@ -600,9 +602,10 @@ START_TEST(link_yields_action) {
 END_TEST
 
 /* A mixed crowd run twice with separate scratch: bit-identical outputs. */
-static void run_mixed(const nav_mesh *m, nav_agent_out *save, int ticks) {
+static void run_mixed(const nav_mesh *m, nav_cache *cache, nav_agent_out *save, int ticks) {
     sim w;
     sim_init(&w, m, 40, 2);
+    w.cache = cache;
     static char ids[40][8];
     for (uint32_t i = 0; i < 40; i++) {
         nav_behavior bs[] = {NAV_BEHAVIOR_ARRIVE, NAV_BEHAVIOR_SEEK,   NAV_BEHAVIOR_WANDER,
@@ -637,9 +640,20 @@ START_TEST(determinism_bit_identical) {
     int ticks = 60;
     nav_agent_out *a = calloc((size_t)ticks * 40, sizeof *a);
     nav_agent_out *b = calloc((size_t)ticks * 40, sizeof *b);
-    run_mixed(m, a, ticks);
-    run_mixed(m, b, ticks);
+    run_mixed(m, NULL, a, ticks);
+    run_mixed(m, NULL, b, ticks);
     ck_assert_int_eq(memcmp(a, b, (size_t)ticks * 40 * sizeof *a), 0);
+    /* through a path cache (cold, then warm from the first run): the same
+       bits, so an answer never depends on what a replica's cache holds */
+    nav_cache *c = nav_cache_new((size_t)1 << 20, 4);
+    run_mixed(m, c, b, ticks);
+    ck_assert_int_eq(memcmp(a, b, (size_t)ticks * 40 * sizeof *a), 0);
+    run_mixed(m, c, b, ticks);
+    ck_assert_int_eq(memcmp(a, b, (size_t)ticks * 40 * sizeof *a), 0);
+    nav_cache_stats cs;
+    nav_cache_stats_get(c, &cs);
+    ck_assert_uint_gt(cs.hits, 0);
+    nav_cache_free(c);
     /* and the run is not trivially still */
     ck_assert(dxz(a[0].pos, a[(size_t)(ticks - 1) * 40].pos) > 0.5f);
     free(a);
