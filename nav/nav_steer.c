@@ -390,7 +390,8 @@ nav_status nav_step(nav_steer *s, const nav_mesh *m, nav_query *q, nav_cache *ca
         }
         return NAV_E_LIMIT;
     }
-    memset(out, 0, (size_t)nagents * sizeof *out);
+    if (nagents > 0)
+        memset(out, 0, (size_t)nagents * sizeof *out);
     s->n = nagents;
     s->mesh = m;
     s->query = q;

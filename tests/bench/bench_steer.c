@@ -9,7 +9,10 @@
  * polygon pair), 2 in 10 wander, 1 in 10 flees a player and 1 in 10 idles.
  * The bench plays the game server: positions and velocities are fed back
  * each tick, so corridors, neighbours and caches evolve as in a real run.
- * Speed is reported, never asserted.
+ * Then HTTP: one POST .../step of 1,000 agents (JSON in and out) against the
+ * real binary (NAVD_BIN), end to end, and the share of it that is not the
+ * steering itself (JSON decode/encode, HTTP, copies), from the in-process
+ * time of the same tick. Speed is reported, never asserted.
  */
 #include <math.h>
 #include <stdio.h>
@@ -22,8 +25,10 @@
 #include "nav/nav_steer.h"
 #include "tests/bench/bench.h"
 #include "tests/test_fixtures.h"
+#include "tests/test_http.h"
 
 #define BENCH_PLAYERS 8
+#define BENCH_MAX_PLAYERS 64
 
 static double now_s(void) {
     struct timespec ts;
@@ -102,7 +107,13 @@ static uint32_t random_point(const nav_mesh *m, uint32_t *rng, float p[3]) {
     return poly;
 }
 
-static void run(const char *name, const nav_mesh *m, uint32_t n, int use_cache) {
+/*
+ * nplayers players; each agent chases a random reachable one, or with
+ * `nearest` the nearest reachable one (a game where each player draws the
+ * monsters around it, so paths are local).
+ */
+static void run(const char *name, const nav_mesh *m, uint32_t n, int use_cache, int nplayers,
+                int nearest) {
     uint32_t rng = 0xC0FFEEu + n;
     nav_steer *s = nav_steer_new(n, 16);
     nav_query *q = nav_query_new(65536);
@@ -114,9 +125,9 @@ static void run(const char *name, const nav_mesh *m, uint32_t n, int use_cache) 
         printf("steer %-12s %6u agents: allocation failed\n", name, (unsigned)n);
         goto done;
     }
-    float players[BENCH_PLAYERS][3];
-    uint32_t player_poly[BENCH_PLAYERS];
-    for (int k = 0; k < BENCH_PLAYERS; k++)
+    float players[BENCH_MAX_PLAYERS][3];
+    uint32_t player_poly[BENCH_MAX_PLAYERS];
+    for (int k = 0; k < nplayers; k++)
         player_poly[k] = random_point(m, &rng, players[k]);
     for (uint32_t i = 0; i < n; i++) {
         nav_agent_in *a = &in[i];
@@ -128,11 +139,19 @@ static void run(const char *name, const nav_mesh *m, uint32_t n, int use_cache) 
         a->max_accel = 8.0f;
         a->arrive_radius = 1.0f;
         int player = -1;
-        for (int k = 0, first = (int)(xs32(&rng) % BENCH_PLAYERS); k < BENCH_PLAYERS; k++) {
-            int c = (first + k) % BENCH_PLAYERS;
-            if (nav_mesh_reachable(m, poly, player_poly[c])) {
+        float best = INFINITY;
+        for (int k = 0, first = (int)(xs32(&rng) % (uint32_t)nplayers); k < nplayers; k++) {
+            int c = (first + k) % nplayers;
+            if (!nav_mesh_reachable(m, poly, player_poly[c]))
+                continue;
+            float d = hypotf(players[c][0] - a->pos[0], players[c][2] - a->pos[2]);
+            if (!nearest) {
                 player = c;
                 break;
+            }
+            if (d < best) {
+                best = d;
+                player = c;
             }
         }
         uint32_t roll = xs32(&rng) % 10;
@@ -185,9 +204,10 @@ static void run(const char *name, const nav_mesh *m, uint32_t n, int use_cache) 
         snprintf(extra, sizeof extra, ", cache hit rate %.0f%%",
                  tot > 0 ? 100.0 * (double)cs.hits / tot : 0.0);
     }
-    printf("steer %-12s %6u agents %-8s %7.2f us/agent-step (%d ticks, %.1f%% avoiding%s)\n", name,
-           (unsigned)n, cache ? "cache" : "no-cache", us, ticks,
-           100.0 * avoiding / ((double)n * (warm + ticks)), extra);
+    printf("steer %-10s %5u agents, %2d players%-10s %-8s %6.2f us/agent-step (%d ticks, "
+           "%.1f%% avoiding%s)\n",
+           name, (unsigned)n, nplayers, nearest ? " (nearest)" : "", cache ? "cache" : "no-cache",
+           us, ticks, 100.0 * avoiding / ((double)n * (warm + ticks)), extra);
 done:
     free(ids);
     free(in);
@@ -195,6 +215,124 @@ done:
     nav_cache_free(cache);
     nav_query_free(q);
     nav_steer_free(s);
+}
+
+/* Wall-clock seconds (the HTTP part spans two processes). */
+static double wall_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* End-to-end time of one step request of n agents on dungeon, against the
+   in-process nav_step of the same tick. */
+static void bench_http(uint32_t n) {
+    const char *mp = fx_shared_mesh_path("dungeon.navmesh.json");
+    size_t mlen = 0;
+    char *mesh = mp ? fx_read_file(mp, &mlen) : NULL;
+    nav_mesh *m = load_obj("dungeon.navmesh.obj");
+    if (!mesh || !m) {
+        printf("steer http: ../shared absent, skipped\n");
+        free(mesh);
+        nav_mesh_free(m);
+        return;
+    }
+    th_server srv;
+    if (th_start(&srv, NULL, NULL) != 0) {
+        printf("steer http: navd did not start (NAVD_BIN=%s), skipped\n",
+               getenv("NAVD_BIN") ? getenv("NAVD_BIN") : "unset");
+        th_cleanup(&srv);
+        free(mesh);
+        nav_mesh_free(m);
+        return;
+    }
+    th_response r;
+    memset(&r, 0, sizeof r);
+    th_request(srv.port, "PUT", "/v1/navmeshes/dungeon", "application/json", mesh, mlen, NULL, &r);
+    int put = r.status;
+    th_response_free(&r);
+    free(mesh);
+
+    /* the request body: agents at random points arriving at one of 8 players */
+    uint32_t rng = 0xBADC0DEu;
+    float players[BENCH_PLAYERS][3];
+    for (int k = 0; k < BENCH_PLAYERS; k++)
+        random_point(m, &rng, players[k]);
+    size_t cap = (size_t)n * 256 + 64, len = 0;
+    char *body = malloc(cap);
+    nav_agent_in *in = calloc(n, sizeof *in);
+    nav_agent_out *out = calloc(n, sizeof *out);
+    len += (size_t)snprintf(body + len, cap - len, "{\"dt\":0.05,\"agents\":[");
+    for (uint32_t i = 0; i < n; i++) {
+        nav_agent_in *a = &in[i];
+        random_point(m, &rng, a->pos);
+        const float *t = players[i % BENCH_PLAYERS];
+        a->radius = 0.3f;
+        a->max_speed = 3.5f;
+        a->max_accel = 8.0f;
+        a->arrive_radius = 1.0f;
+        a->behavior = NAV_BEHAVIOR_ARRIVE;
+        memcpy(a->target, t, sizeof a->target);
+        a->has_target = true;
+        len += (size_t)snprintf(body + len, cap - len,
+                                "%s{\"id\":\"npc-%u\",\"position\":[%.9g,%.9g,%.9g],"
+                                "\"velocity\":[0,0,0],\"radius\":0.3,\"max_speed\":3.5,"
+                                "\"max_accel\":8,\"behavior\":\"arrive\","
+                                "\"target\":[%.9g,%.9g,%.9g],\"arrive_radius\":1}",
+                                i ? "," : "", (unsigned)i, (double)a->pos[0], (double)a->pos[1],
+                                (double)a->pos[2], (double)t[0], (double)t[1], (double)t[2]);
+    }
+    len += (size_t)snprintf(body + len, cap - len, "]}");
+
+    th_conn c;
+    int reps = 20;
+    double e2e = 0;
+    size_t resp_len = 0;
+    int status = 0;
+    if (put / 100 == 2 && th_connect(&c, srv.port) == 0) {
+        for (int k = 0; k < reps + 2; k++) {
+            double t0 = wall_s();
+            memset(&r, 0, sizeof r);
+            th_conn_request(&c, "POST", "/v1/navmeshes/dungeon/step", "application/json", body, len,
+                            NULL, &r);
+            if (k >= 2)
+                e2e += wall_s() - t0;
+            status = r.status;
+            resp_len = r.body_len;
+            th_response_free(&r);
+        }
+        th_close(&c);
+    }
+    /* the same tick in process (fresh scratch and query, no cache: as the
+       server with its cache cold on the first request, warm afterwards) */
+    nav_steer *st = nav_steer_new(n, 1);
+    nav_query *q = nav_query_new(65536);
+    nav_steer_params p;
+    nav_steer_params_default(&p);
+    p.dt = 0.05f;
+    double inproc = 0;
+    for (int k = 0; k < reps; k++) {
+        nav_step_error err;
+        double t0 = wall_s();
+        nav_step(st, m, q, NULL, &p, in, n, NULL, 0, out, &err);
+        inproc += wall_s() - t0;
+    }
+    if (status == 200) {
+        double ms = e2e * 1e3 / reps, ims = inproc * 1e3 / reps;
+        printf("steer http: POST step of %u agents (%zu B in, %zu B out): %.2f ms end to end; "
+               "nav_step %.2f ms in process, so JSON + HTTP are %.0f%%\n",
+               (unsigned)n, len, resp_len, ms, ims, ms > 0 ? 100.0 * (ms - ims) / ms : 0.0);
+    } else {
+        printf("steer http: PUT -> %d, POST step -> %d: skipped\n", put, status);
+    }
+    nav_steer_free(st);
+    nav_query_free(q);
+    free(in);
+    free(out);
+    free(body);
+    th_stop(&srv);
+    th_cleanup(&srv);
+    nav_mesh_free(m);
 }
 
 void bench_steer(void) {
@@ -211,8 +349,8 @@ void bench_steer(void) {
         char name[32];
         snprintf(name, sizeof name, "%.*s", (int)(strchr(files[f], '.') - files[f]), files[f]);
         for (int c = 0; c < 3; c++)
-            run(name, m, counts[c], 1);
-        run(name, m, 1000, 0);
+            run(name, m, counts[c], 1, BENCH_PLAYERS, 0);
+        run(name, m, 1000, 0, BENCH_PLAYERS, 0);
         nav_mesh_free(m);
     }
     /* the query bench's generated large mesh: fx_random 320 x 320 of 1 m
@@ -226,6 +364,11 @@ void bench_steer(void) {
     o.islands = 1;
     nav_mesh *big = fx_random(2024, &o);
     for (int c = 0; c < 3; c++)
-        run("large", big, counts[c], 1);
+        run("large", big, counts[c], 1, BENCH_MAX_PLAYERS, 1);
+    /* the stress case: 8 players chased from anywhere on the 320 m map, so
+       every polygon an agent enters is a new (start, end) pair for the cache
+       and costs a cross-map search */
+    run("large", big, 1000, 1, BENCH_PLAYERS, 0);
     nav_mesh_free(big);
+    bench_http(1000);
 }
