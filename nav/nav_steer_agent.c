@@ -520,6 +520,12 @@ void steer_agent_tick(nav_steer *s, uint32_t i, nav_agent_out *o) {
     if (len2f(a->npos[0] - target[0], a->npos[2] - target[2]) > 1e-4f) {
         v[0] = (a->npos[0] - a->pos[0]) / dt;
         v[1] = (a->npos[2] - a->pos[2]) / dt;
+        float made = len2f(v[0], v[1]);
+        if (made > in->max_speed) { /* a slide never reports more than max_speed */
+            float k = made > 0.0f ? in->max_speed / made : 0.0f;
+            v[0] *= k;
+            v[1] *= k;
+        }
     }
     o->vel[0] = v[0];
     o->vel[2] = v[1];

@@ -758,6 +758,57 @@ START_TEST(off_mesh_agent_gets_own_error) {
 }
 END_TEST
 
+/* Property, on random meshes (holes, triangles, collinear runs): a mixed
+   crowd never leaves the mesh (the mesh's own nearest point is where the
+   agent is), never produces a non-finite number, and never exceeds its
+   max_speed, whatever the behaviours do. */
+START_TEST(property_random_meshes_stay_on_mesh) {
+    for (uint32_t seed = 11; seed <= 13; seed++) {
+        fx_random_opts o = fx_random_defaults();
+        o.merge_runs = 1;
+        o.triangulate = 1;
+        nav_mesh *m = fx_random(seed, &o);
+        sim w;
+        sim_init(&w, m, 24, 1);
+        uint32_t rng = seed * 2654435761u;
+        static char ids[24][8];
+        for (uint32_t i = 0; i < 24; i++) {
+            uint32_t p = fx_rand(&rng) % nav_mesh_polygon_count(m);
+            uint32_t t = fx_rand(&rng) % nav_mesh_polygon_count(m);
+            const float *c = &m->poly_centroid[3 * p], *tc = &m->poly_centroid[3 * t];
+            w.in[i] = agent_at(c[0], c[2], (nav_behavior)(1 + i % 7));
+            w.in[i].pos[1] = c[1];
+            snprintf(ids[i], sizeof ids[i], "r%u", (unsigned)i);
+            w.in[i].id = ids[i];
+            w.in[i].max_speed = 1.0f + fx_randf(&rng) * 3.0f;
+            memcpy(w.in[i].target, tc, sizeof w.in[i].target);
+            w.in[i].has_target = nav_mesh_reachable(m, p, t);
+            if (!w.in[i].has_target)
+                w.in[i].behavior = NAV_BEHAVIOR_WANDER;
+        }
+        const float *oc = &m->poly_centroid[0];
+        memcpy(w.obs[0].pos, oc, sizeof w.obs[0].pos);
+        w.obs[0].radius = 0.5f;
+        for (int tick = 0; tick < 120; tick++) {
+            sim_tick(&w);
+            for (uint32_t i = 0; i < 24; i++) {
+                const nav_agent_out *a = &w.out[i];
+                ck_assert_int_eq(a->status, NAV_OK);
+                for (int k = 0; k < 3; k++)
+                    ck_assert(isfinite(a->pos[k]) && isfinite(a->vel[k]));
+                ck_assert_msg(off_mesh_dist(m, a->pos) < 1e-3f, "seed %u agent %u off by %g",
+                              (unsigned)seed, (unsigned)i, (double)off_mesh_dist(m, a->pos));
+                ck_assert(nav_mesh_poly_contains_xz(m, a->poly, a->pos[0], a->pos[2]) ||
+                          off_mesh_dist(m, a->pos) < 1e-4f);
+                ck_assert(hypotf(a->vel[0], a->vel[2]) <= w.in[i].max_speed * 1.0001f + 1e-4f);
+            }
+        }
+        sim_free(&w);
+        nav_mesh_free(m);
+    }
+}
+END_TEST
+
 START_TEST(names_and_parse) {
     nav_behavior b;
     ck_assert(nav_behavior_parse("arrive", 6, &b));
@@ -819,6 +870,7 @@ Suite *nav_steer_suite(void) {
     tcase_add_test(st, link_yields_action);
     tcase_add_test(st, determinism_bit_identical);
     tcase_add_test(st, crowd_crossing_corridor);
+    tcase_add_test(st, property_random_meshes_stay_on_mesh);
     suite_add_tcase(s, st);
     return s;
 }
