@@ -105,6 +105,13 @@ typedef struct opt_vstate {
     uint8_t corner;
 } opt_vstate;
 
+/* The last node expanded through an edge (entering its polygon), with its
+   interval as edge parameters: dominance pruning of later nodes. */
+typedef struct opt_estate {
+    uint32_t gen, rec;
+    float t0, t1;
+} opt_estate;
+
 typedef struct opt_pstate {
     uint32_t gen, rec; /* last FULL entry into this polygon (fan cycle guard) */
 } opt_pstate;
@@ -124,6 +131,8 @@ struct nav_optimal {
     uint32_t vtab_cap;
     opt_pstate *ptab;
     uint32_t ptab_cap;
+    opt_estate *etab;
+    uint32_t etab_cap;
     uint32_t gen;
 
     /* per search */
@@ -152,7 +161,8 @@ static inline double orient(double ax, double az, double bx, double bz, double p
 }
 
 static inline double dist(double ax, double az, double bx, double bz) {
-    return hypot(bx - ax, bz - az);
+    double dx = bx - ax, dz = bz - az;
+    return sqrt(dx * dx + dz * dz);
 }
 
 /* Shortest root r -> segment [a, b] -> p, for p on the far side of (or on)
@@ -240,11 +250,25 @@ static uint32_t local_of(const nav_mesh *m, uint32_t p, uint32_t v) {
     return n;
 }
 
+/* Interior angle (radians, in (0, pi]) of convex polygon p at local vertex k. */
+static double poly_angle(const nav_mesh *m, uint32_t p, uint32_t k) {
+    uint32_t n = nav_poly_nverts(m, p);
+    const float *a = nav_poly_vert(m, p, k + n - 1), *v = nav_poly_vert(m, p, k),
+                *b = nav_poly_vert(m, p, k + 1);
+    double ax = (double)a[0] - v[0], az = (double)a[2] - v[2];
+    double bx = (double)b[0] - v[0], bz = (double)b[2] - v[2];
+    return atan2(fabs(ax * bz - az * bx), ax * bx + az * bz);
+}
+
 /*
- * A vertex is a corner (a place where a taut path may bend) when it touches
- * a wall: walking around its fan of polygons from p meets an edge with no
- * passable neighbour. Computed on the fly (the mesh is shared and immutable)
- * and cached per search, since the exclude mask changes what is a wall.
+ * A vertex is a corner (a place where a taut path may bend) when the
+ * walkable angle around it, in the fan of polygons joined to p through
+ * passable edges, exceeds 180 degrees: only there does an obstacle poke
+ * into free space. A complete fan (no wall) is never one; a flat wall or an
+ * inner corner of a room is not one either. Computed on the fly (the mesh is
+ * shared and immutable; the exclude mask changes what is a wall) and cached
+ * per search per vertex. Known approximation: a vertex welded into two
+ * separate fans (levels touching at one point) caches the first fan's answer.
  */
 static int is_corner(nav_optimal *o, uint32_t p, uint32_t k) {
     const nav_mesh *m = o->m;
@@ -252,22 +276,30 @@ static int is_corner(nav_optimal *o, uint32_t p, uint32_t k) {
     opt_vstate *vs = &o->vtab[v];
     if (vs->cgen == o->gen)
         return vs->corner;
-    int corner = 1;
-    uint32_t cur = p, kk = k;
-    for (int i = 0; i < OPT_MAX_FAN; i++) {
-        uint32_t nb = m->poly_nei[m->poly_start[cur] + kk];
-        if (!passable(o, nb))
-            break;
-        if (nb == p) {
-            corner = 0;
-            break;
+    double angle = poly_angle(m, p, k);
+    int corner = 1, closed = 0;
+    for (int dir = 0; dir < 2 && !closed; dir++) {
+        uint32_t cur = p, kk = k;
+        for (int i = 0; i < OPT_MAX_FAN; i++) {
+            uint32_t cn = nav_poly_nverts(m, cur);
+            uint32_t e = dir == 0 ? kk : (kk + cn - 1) % cn;
+            uint32_t nb = m->poly_nei[m->poly_start[cur] + e];
+            if (!passable(o, nb))
+                break;
+            if (nb == p) {
+                closed = 1;
+                break;
+            }
+            uint32_t j = local_of(m, nb, v);
+            if (j == nav_poly_nverts(m, nb))
+                break;
+            cur = nb;
+            kk = j;
+            angle += poly_angle(m, cur, kk);
         }
-        uint32_t j = local_of(m, nb, v);
-        if (j == nav_poly_nverts(m, nb))
-            break;
-        cur = nb;
-        kk = j;
     }
+    if (closed || angle <= 3.14159265358979323846 + 1e-9)
+        corner = 0;
     vs->cgen = o->gen;
     vs->corner = (uint8_t)corner;
     return corner;
@@ -353,26 +385,119 @@ static uint32_t heap_pop(nav_optimal *o) {
     return top;
 }
 
+/*
+ * Edge dominance. A node (root r, interval I) entering polygon q is useless
+ * when an expanded node (root r', interval I' containing I, same edge) reaches
+ * every point p of I at least as cheaply: g' + |r'p| <= g + |rp|. Then any
+ * path through the new node is matched by one through p from r', and since
+ * an optimal path cannot bend at p (not a corner), the old node's own
+ * subtree already carries it. The test is conservative: I is cut into
+ * pieces, and on each the new cost's lower bound (g + distance from r to
+ * the piece) must reach the old cost's upper bound (the larger of its
+ * values at the piece's ends, as g' + |r'p| is convex along a segment).
+ */
+#define OPT_DOM_PIECES 4
+
+static double seg_dist(double px, double pz, double ax, double az, double bx, double bz) {
+    double dx = bx - ax, dz = bz - az, l2 = dx * dx + dz * dz;
+    double u = l2 > 0 ? ((px - ax) * dx + (pz - az) * dz) / l2 : 0;
+    u = u < 0 ? 0 : (u > 1 ? 1 : u);
+    return dist(px, pz, ax + u * dx, az + u * dz);
+}
+
+/* Edge index (global) and edge parameters of the node's interval. */
+static uint32_t node_edge(const nav_optimal *o, const opt_node *nd, uint32_t e, double *ta,
+                          double *tb) {
+    const nav_mesh *m = o->m;
+    uint32_t s = m->poly_start[nd->poly], n = nav_poly_nverts(m, nd->poly);
+    const float *v0 = nav_vert(m, m->poly_verts[s + e]);
+    const float *v1 = nav_vert(m, m->poly_verts[s + (e + 1) % n]);
+    double dx = (double)v1[0] - v0[0], dz = (double)v1[2] - v0[2], l2 = dx * dx + dz * dz;
+    *ta = ((nd->ax - v0[0]) * dx + (nd->az - v0[2]) * dz) / l2;
+    *tb = ((nd->bx - v0[0]) * dx + (nd->bz - v0[2]) * dz) / l2;
+    return s + e;
+}
+
+static int dominated(const nav_optimal *o, const opt_node *nd, uint32_t e) {
+    const opt_estate *es = &o->etab[o->m->poly_start[nd->poly] + e];
+    if (es->gen != o->gen || es->rec == nd->rec)
+        return 0;
+    double ta, tb;
+    node_edge(o, nd, e, &ta, &tb);
+    if (ta < (double)es->t0 - 1e-9 || tb > (double)es->t1 + 1e-9)
+        return 0;
+    const opt_rec *r = &o->recs[nd->rec], *ro = &o->recs[es->rec];
+    double px = nd->ax, pz = nd->az;
+    double fo = ro->g + dist(ro->x, ro->z, px, pz);
+    for (int i = 1; i <= OPT_DOM_PIECES; i++) {
+        double u = (double)i / OPT_DOM_PIECES;
+        double qx = nd->ax + u * (nd->bx - nd->ax), qz = nd->az + u * (nd->bz - nd->az);
+        double fq = ro->g + dist(ro->x, ro->z, qx, qz);
+        double lo = r->g + seg_dist(r->x, r->z, px, pz, qx, qz);
+        if (lo < (fo > fq ? fo : fq) + 1e-9 * (1.0 + lo))
+            return 0;
+        px = qx, pz = qz, fo = fq;
+    }
+    return 1;
+}
+
+/* Records an expanded node as its edge's reference for dominance, keeping
+   the wider interval when both are the same root's. */
+static void record_edge(nav_optimal *o, const opt_node *nd, uint32_t e) {
+    double ta, tb;
+    uint32_t ei = node_edge(o, nd, e, &ta, &tb);
+    opt_estate *es = &o->etab[ei];
+    if (es->gen == o->gen) {
+        /* keep the cheaper reference at the new interval's middle */
+        const opt_rec *r = &o->recs[nd->rec], *ro = &o->recs[es->rec];
+        double mx = 0.5 * (nd->ax + nd->bx), mz = 0.5 * (nd->az + nd->bz);
+        if (ro->g + dist(ro->x, ro->z, mx, mz) <= r->g + dist(r->x, r->z, mx, mz) &&
+            tb - ta <= (double)es->t1 - es->t0)
+            return;
+    }
+    es->gen = o->gen;
+    es->rec = nd->rec;
+    es->t0 = (float)ta;
+    es->t1 = (float)tb;
+}
+
+static int goal_index(const nav_optimal *o, uint32_t p);
+
+/* Entering polygon q through the edge that starts at vertex `entry` leads
+   nowhere when q has no other passable edge, no link out and no goal: such
+   nodes are not generated (Polyanya's dead-end pruning). */
+static int dead_end(const nav_optimal *o, uint32_t q, uint32_t entry) {
+    const nav_mesh *m = o->m;
+    uint32_t s = m->poly_start[q], n = nav_poly_nverts(m, q);
+    for (uint32_t k = 0; k < n; k++)
+        if (m->poly_verts[s + k] != entry && passable(o, m->poly_nei[s + k]))
+            return 0;
+    if (m->link_out_start && m->link_out_start[q] != m->link_out_start[q + 1])
+        return 0;
+    return goal_index(o, q) < 0;
+}
+
 /* Pushes a node; for non-GOAL kinds also a corridor record for its polygon.
    Returns the node index or NAV_NONE (pool exhausted: the search fails with
    NAV_E_LIMIT). */
 static uint32_t push_node(nav_optimal *o, uint8_t kind, uint32_t poly, uint32_t entry, uint32_t rec,
                           double ax, double az, double bx, double bz, uint8_t flags, double f,
                           uint32_t trail_parent) {
-    uint32_t idx;
-    if (o->nfree > 0)
-        idx = o->free_nodes[--o->nfree];
-    else if (o->nused < o->cap)
-        idx = o->nused++;
-    else {
+    if ((kind == K_NORMAL || kind == K_FULL) && dead_end(o, poly, entry))
+        return NAV_NONE;
+    if (kind == K_NORMAL) {
+        opt_node probe = {.ax = ax, .az = az, .bx = bx, .bz = bz, .rec = rec, .poly = poly};
+        uint32_t e = local_of(o->m, poly, entry);
+        if (e < nav_poly_nverts(o->m, poly) && dominated(o, &probe, e))
+            return NAV_NONE;
+    }
+    if (o->nfree == 0 && o->nused >= o->cap) {
         o->overflow = 1;
         return NAV_NONE;
     }
     uint32_t tr = trail_parent;
     if (kind != K_GOAL) {
         if (o->ntrail >= o->trail_cap) {
-            o->nfree++; /* give the slot back: free_nodes[nfree-1] may be stale */
-            o->free_nodes[o->nfree - 1] = idx;
             o->overflow = 1;
             return NAV_NONE;
         }
@@ -380,6 +505,7 @@ static uint32_t push_node(nav_optimal *o, uint8_t kind, uint32_t poly, uint32_t 
         o->trail[tr].parent = trail_parent;
         o->trail[tr].poly = poly;
     }
+    uint32_t idx = o->nfree > 0 ? o->free_nodes[--o->nfree] : o->nused++;
     opt_node *n = &o->nodes[idx];
     n->ax = ax;
     n->az = az;
@@ -572,6 +698,9 @@ static void expand_normal(nav_optimal *o, const opt_node *nd) {
     uint32_t e = local_of(m, p, nd->entry);
     if (e == n)
         return;
+    if (dominated(o, nd, e))
+        return;
+    record_edge(o, nd, e);
     const opt_rec *r = &o->recs[nd->rec];
     double rx = r->x, rz = r->z;
     uint32_t rec = nd->rec;
@@ -676,6 +805,7 @@ void nav_optimal_free(nav_optimal *o) {
     free(o->trail);
     free(o->vtab);
     free(o->ptab);
+    free(o->etab);
     free(o);
 }
 
@@ -701,9 +831,19 @@ static int prepare(nav_optimal *o, const nav_mesh *m) {
         o->ptab = t;
         o->ptab_cap = m->npolys;
     }
+    uint32_t ne = m->poly_start[m->npolys];
+    if (ne > o->etab_cap) {
+        opt_estate *t = realloc(o->etab, (size_t)ne * sizeof *t);
+        if (!t)
+            return 0;
+        memset(t + o->etab_cap, 0, (size_t)(ne - o->etab_cap) * sizeof *t);
+        o->etab = t;
+        o->etab_cap = ne;
+    }
     if (++o->gen == 0) {
         memset(o->vtab, 0, (size_t)o->vtab_cap * sizeof *o->vtab);
         memset(o->ptab, 0, (size_t)o->ptab_cap * sizeof *o->ptab);
+        memset(o->etab, 0, (size_t)o->etab_cap * sizeof *o->etab);
         o->gen = 1;
     }
     o->m = m;
