@@ -199,9 +199,9 @@ FUZZ_SHORT_SECONDS ?= 40
 FUZZ_BUILD := build/fuzz
 FUZZ_HARNESS := $(filter-out tests/fuzz/fuzz_common.c,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_TARGETS ?= $(patsubst tests/fuzz/fuzz_%.c,%,$(FUZZ_HARNESS))
-FUZZ_LINK_OBJ = $(call obj,tests/fuzz/fuzz_common.c) $(API_OBJ) $(STORE_OBJ) $(LIBNAV)
+FUZZ_LINK_OBJ = $(call obj,tests/fuzz/fuzz_common.c tests/test_load.c) $(API_OBJ) $(STORE_OBJ) $(LIBNAV)
 
-$(BUILD)/fuzz/fuzz_%: $(BUILD)/obj/tests/fuzz/fuzz_%.o $(call obj,tests/fuzz/fuzz_common.c) \
+$(BUILD)/fuzz/fuzz_%: $(BUILD)/obj/tests/fuzz/fuzz_%.o $(call obj,tests/fuzz/fuzz_common.c tests/test_load.c) \
                       $(API_OBJ) $(STORE_OBJ) $(LIBNAV)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -fsanitize=fuzzer -o $@ $< $(FUZZ_LINK_OBJ) $(PKG_LIBS) -lm
@@ -210,7 +210,17 @@ $(BUILD)/fuzz/seed_blobs: $(BUILD)/obj/tests/fuzz/seed_blobs.o $(LIBNAV)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lm
 
-fuzz-build:
+# clang and its libFuzzer runtime (Debian: clang + libclang-rt-*-dev) come
+# from apt when missing, like `make deps` does for the libraries.
+fuzz-build: deps
+	@if ! echo 'int LLVMFuzzerTestOneInput(const char *d, long n) { return 0; }' | \
+	    $(FUZZ_CC) -x c -fsanitize=fuzzer -o /dev/null - >/dev/null 2>&1; then \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  echo "fuzz: installing clang and its libFuzzer runtime"; \
+	  $$SUDO apt-get update -qq; \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends \
+	    clang $$(apt-cache search --names-only '^libclang-rt-[0-9]+-dev$$' | sort -V | tail -1 | cut -d' ' -f1); \
+	fi
 	@$(MAKE) --no-print-directory SAN=fuzz CC=$(FUZZ_CC) BUILD=$(FUZZ_BUILD) \
 	  $(patsubst %,$(FUZZ_BUILD)/fuzz/fuzz_%,$(FUZZ_TARGETS)) $(FUZZ_BUILD)/fuzz/seed_blobs
 	@sh tests/fuzz/seeds.sh $(FUZZ_BUILD)

@@ -326,6 +326,7 @@ START_TEST(test_catalogue) {
     snprintf(side, sizeof side, "%s-shm", db);
     unlink(side);
     rmdir(dir);
+    fflush(stdout);
     ck_assert_msg(failures == 0, "%d bad-input cases failed (see the lines above)", failures);
 }
 END_TEST

@@ -47,6 +47,8 @@ int tl_connect(tl_conn *c, uint16_t port) {
     c->port = port;
     c->server_closes = 0;
     c->len = 0;
+    if (c->buf)
+        c->buf[0] = '\0';
     c->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (c->fd < 0)
         return TL_E_CONNECT;
@@ -79,6 +81,8 @@ static void drop(tl_conn *c) {
         close(c->fd);
     c->fd = -1;
     c->len = 0;
+    if (c->buf)
+        c->buf[0] = '\0';
 }
 
 static int wait_fd(int fd, short ev, int timeout_ms) {
@@ -159,6 +163,7 @@ static int header(const char *head, const char *end, const char *name, char *out
 static void consume(tl_conn *c, size_t n) {
     memmove(c->buf, c->buf + n, c->len - n);
     c->len -= n;
+    c->buf[c->len] = '\0'; /* the header search below relies on termination */
 }
 
 static int read_response(tl_conn *c, int head_only, tl_response *res) {
