@@ -79,7 +79,7 @@ NAVD := $(if $(SAN),$(BUILD)/navd,$(BIN_DIR)/navd)
 TEST_RUNNER := $(BUILD)/check_navd
 BENCH_RUNNER := $(BUILD)/bench_navd
 
-.PHONY: all deps run test test-unit test-san test-tsan bench clean format format-check help \
+.PHONY: all deps run test test-unit test-san test-tsan bench clean format format-check help test-browser \
         fuzz fuzz-short fuzz-build fuzz-run
 
 all: $(NAVD) $(LIBNAV)
@@ -91,6 +91,7 @@ help:
 	@echo "make test-tsan  the concurrency suite under ThreadSanitizer"
 	@echo "make fuzz       every libFuzzer harness for FUZZ_SECONDS (default 60) each; fuzz-short: CI pass"
 	@echo "make bench      benchmarks (figures and ratios)"
+	@echo "make test-browser  the web viewer in headless Chromium (installs chromium, playwright-core)"
 	@echo "make deps       apt-get install the -dev packages pkg-config cannot find"
 	@echo "make format     clang-format every source file; format-check only checks"
 
@@ -138,9 +139,9 @@ $(NAVD): $(MAIN_OBJ) $(SVC_OBJ) $(API_OBJ) $(STORE_OBJ) $(LIBNAV)
 
 # The suite list is generated so each tests/check_<module>.c only has to define
 # `Suite *<module>_suite(void)`.
-$(BUILD)/gen/suites.h: $(SUITE_SRC)
+$(BUILD)/gen/suites.h: $(SUITE_SRC) Makefile
 	@mkdir -p $(dir $@)
-	@sed -n 's/^Suite \*\([a-z0-9_]*_suite\)(void).*/SUITE(\1)/p' $(SUITE_SRC) > $@.tmp
+	@sed -n 's/^Suite \*\([a-z0-9_]*_suite\)(void) *{*$$/SUITE(\1)/p' $(SUITE_SRC) | sort -u > $@.tmp
 	@if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
 
 $(BUILD)/obj/tests/check_main.o: $(BUILD)/gen/suites.h
@@ -182,6 +183,27 @@ test-tsan:
 bench: deps
 	@$(MAKE) --no-print-directory $(NAVD) $(BENCH_RUNNER)
 	NAVD_BIN=$(abspath $(NAVD)) $(BENCH_RUNNER)
+
+# The viewer in a real headless Chromium: Debian's chromium package (never a
+# downloaded browser) driven by playwright-core from npm. Installs only what is
+# missing. UPDATE_DOCS=1 refreshes docs/viewer.png from the run's screenshot.
+test-browser: deps
+	@$(MAKE) --no-print-directory $(NAVD)
+	@set -e; \
+	SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	need=""; \
+	[ -x /usr/bin/chromium ] || need="chromium"; \
+	command -v node >/dev/null 2>&1 || need="$$need nodejs"; \
+	command -v npm >/dev/null 2>&1 || need="$$need npm"; \
+	if [ -n "$$need" ]; then \
+	  echo "test-browser: installing$$need"; \
+	  $$SUDO apt-get update -qq; \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$need; \
+	fi; \
+	if [ ! -d tests/browser/node_modules/playwright-core ]; then \
+	  cd tests/browser && { npm ci --no-audit --no-fund || npm install --no-audit --no-fund; }; \
+	fi
+	NAVD_BIN=$(abspath $(NAVD)) node tests/browser/viewer.test.mjs
 
 clean:
 	rm -rf build $(BIN_DIR)

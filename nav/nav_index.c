@@ -44,9 +44,29 @@ static void nav_item_swap(nav_bvh_item *a, nav_bvh_item *b) {
     *b = t;
 }
 
-/* Quickselect: afterwards items[k] is in its sorted place, smaller ones before. */
+#define NAV_ITEM_CMP(AX)                                                                           \
+    static int nav_item_cmp##AX(const void *pa, const void *pb) {                                  \
+        const nav_bvh_item *a = pa, *b = pb;                                                       \
+        return nav_item_less(a, b, AX) ? -1 : nav_item_less(b, a, AX);                             \
+    }
+NAV_ITEM_CMP(0)
+NAV_ITEM_CMP(1)
+NAV_ITEM_CMP(2)
+
+/*
+ * Quickselect: afterwards items[k] is in its sorted place, smaller ones
+ * before. Median-of-three pivots are linear on real meshes; if an input
+ * defeats them (many rounds without converging) the range is sorted instead,
+ * so a crafted upload cannot make the build quadratic.
+ */
 static void nav_select(nav_bvh_item *it, uint32_t lo, uint32_t hi, uint32_t k, int axis) {
-    while (hi > lo + 1) {
+    static int (*const cmp[3])(const void *, const void *) = {nav_item_cmp0, nav_item_cmp1,
+                                                              nav_item_cmp2};
+    for (int rounds = 0; hi > lo + 1; rounds++) {
+        if (rounds > 64) {
+            qsort(&it[lo], hi - lo, sizeof *it, cmp[axis]);
+            return;
+        }
         uint32_t mid = lo + (hi - lo) / 2;
         /* median of three into it[lo] as the pivot */
         if (nav_item_less(&it[mid], &it[lo], axis))
