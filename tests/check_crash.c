@@ -245,9 +245,13 @@ START_TEST(test_kill_restart) {
     }
     /* The last restart: the state after the final kill. */
     tl_server srv;
-    ck_assert_int_eq(tl_server_start(&srv, db, args, NULL), 0);
+    char log[160];
+    snprintf(log, sizeof log, "%s/navd.log", dir);
+    ck_assert_int_eq(tl_server_start(&srv, db, args, log), 0);
     cr_verify(&cl, srv.port, kills, &inflight_seen);
-    ck_assert_int_eq(tl_server_stop(&srv), 0);
+    int stop = tl_server_stop(&srv);
+    ck_assert_msg(stop == 0, "navd did not shut down cleanly on SIGTERM (%d); its log: %s", stop,
+                  log);
     cr_integrity(db, kills);
 
     printf("crash: %d SIGKILLs survived (seed %u), %ld acknowledged writes kept, %d in-flight "
@@ -256,6 +260,7 @@ START_TEST(test_kill_restart) {
     ck_assert_msg(cl.acks > kills, "the client wrote too little to test anything (%ld)", cl.acks);
 
     char side[160];
+    unlink(log);
     unlink(db);
     snprintf(side, sizeof side, "%s-wal", db);
     unlink(side);

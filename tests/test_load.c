@@ -459,6 +459,8 @@ int tl_server_stop(tl_server *s) {
         nanosleep(&ts, NULL);
     }
     s->pid = 0;
+    if (WIFSIGNALED(status))
+        return -100 - WTERMSIG(status);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 

@@ -82,7 +82,8 @@ const char *tl_navd_bin(void);
 int tl_server_start(tl_server *s, const char *db, const char *const *args, const char *log);
 /* SIGKILL and reap (the crash test's power cut). */
 void tl_server_kill(tl_server *s);
-/* SIGTERM and reap; returns the exit status (0 on a clean shutdown), -1 on a signal death. */
+/* SIGTERM and reap; returns the exit status (0 on a clean shutdown), -100 - signal when a
+   signal killed it, -2 when it did not exit within 30 s. */
 int tl_server_stop(tl_server *s);
 
 /* ---- the load generator (check_load, bench_load) ---- */
