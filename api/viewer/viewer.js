@@ -516,7 +516,9 @@
     if (state.tool === 'reach' && state.reach.start) marker(state.reach.start, '#50e6c8', px);
 
     drawLinks(m, px);
-    if (state.tool === 'agents') drawAgents(px);
+    /* Agents stay visible (and keep moving) under every tool, so a path can
+       be inspected while the crowd runs. */
+    drawAgents(px);
     screenTransform();
     drawScaleBar();
   }
@@ -1250,11 +1252,11 @@
 
   function frame(now) {
     const sim = state.sim;
-    if (state.tool === 'agents' && sim.running && state.agents.length && !sim.inflight) {
+    if (sim.running && state.agents.length && !sim.inflight) {
       const real = sim.lastSent ? Math.min((now - sim.lastSent) / 1000, MAX_STEP_DT) : 1 / 60;
       sim.lastSent = now;
       if (real > 0) stepAgents(real * sim.speed);
-    } else if (!sim.running || state.tool !== 'agents' || !state.agents.length) {
+    } else if (!sim.running || !state.agents.length) {
       sim.lastSent = 0;
     }
     if (state.dirty) draw();

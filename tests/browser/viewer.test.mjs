@@ -294,12 +294,21 @@ async function run(browser, base) {
   if (has.step && has.path) await agents(page, app, base, pts, best, clickWorld, pathOf);
   else skip('agent simulation', missing(has.step ? 'path' : 'step'));
 
+  // The README's picture: the path tool again (its result is kept), with the
+  // paused agents still drawn on top.
+  if (best) {
+    await page.click('#tools button[data-tool="path"]');
+    await page.mouse.move(box.x + box.width - 5, box.y + 5);
+    await page.waitForTimeout(300);
+    await page.screenshot({ path: path.join(BUILD, 'viewer.png') });
+  }
+
   check('no console errors during normal use', consoleErrors.length === 0, consoleErrors.join(' | '));
   await uploadAndDelete(page, app, base, consoleErrors);
 
   // -- the README's screenshot
   const docs = path.join(ROOT, 'docs', 'viewer.png');
-  const shot = path.join(BUILD, 'viewer-path.png');
+  const shot = path.join(BUILD, 'viewer.png');
   if (fs.existsSync(shot) && (process.env.UPDATE_DOCS === '1' || !fs.existsSync(docs))) {
     fs.mkdirSync(path.dirname(docs), { recursive: true });
     fs.copyFileSync(shot, docs);
