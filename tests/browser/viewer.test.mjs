@@ -242,7 +242,16 @@ async function run(browser, base) {
     const stats = await page.locator('#path-out').textContent();
     check('path panel shows length, algorithm, cache and latency',
       /length/.test(stats) && /algorithm/.test(stats) && /cache/.test(stats) && /ms/.test(stats), stats);
+    check('path went through the cache', ['miss', 'hit'].includes(await app.getAttribute('data-path-cache')),
+      `cache: ${await app.getAttribute('data-path-cache')}`);
+    // Ticking "expanded" re-asks with debug: true; the count must be the API's.
     await page.check('#show-expanded');
+    await page.waitForFunction(() => document.getElementById('app').dataset.pathExpanded !== '', null, { timeout: 10000 }).catch(() => {});
+    const dbg = (await apiJson(base, 'POST', '/v1/navmeshes/demo/path',
+      { start: sent.s, end: sent.e, debug: true, cache: false })).data;
+    const shownEx = await app.getAttribute('data-path-expanded');
+    check('expanded polygons shown as the API answers with debug', Array.isArray(dbg.expanded) && Number(shownEx) === dbg.expanded.length,
+      `viewer ${shownEx}, API ${dbg.expanded && dbg.expanded.length}`);
     await page.waitForTimeout(200);
     await page.screenshot({ path: path.join(BUILD, 'viewer-path.png') });
   }
