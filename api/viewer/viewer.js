@@ -53,7 +53,7 @@
     agents: [],
     agentMode: 'place',
     target: null,
-    sim: { running: true, speed: 1, inflight: false, lastSent: 0, steps: 0, ms: 0, once: false },
+    sim: { running: true, speed: 1, inflight: false, lastSent: 0, steps: 0, ms: 0, traversals: 0 },
     nextAgentId: 1,
     dirty: true,
     errors: 0,
@@ -952,6 +952,7 @@
       ['moved closer', String(moved)],
       ['arrived', String(arrived)],
       ['errors', String(errs), errs ? 'bad' : ''],
+      ['link traversals', String(state.sim.traversals)],
       ['steps', String(state.sim.steps)],
       ['step latency', state.sim.steps ? `${fmt(state.sim.ms, 1)} ms` : '–'],
     ]);
@@ -1059,6 +1060,7 @@
     state.agents = [];
     state.target = null;
     state.sim.steps = 0;
+    state.sim.traversals = 0;
     state.viewFitted = false;
     renderPathOut();
     renderRayOut();
@@ -1246,6 +1248,14 @@
         a.arrived = !!o.arrived;
         a.avoiding = !!o.avoiding;
         a.action = o.action || null;
+        /* The agent reached an off-mesh link: the service leaves the traversal
+           to the game, so the viewer plays the game and lands it at the end. */
+        if (a.action && Array.isArray(a.action.end)) {
+          a.position = a.action.end.slice();
+          a.velocity = [0, 0, 0];
+          a.corners = [];
+          state.sim.traversals++;
+        }
       }
     } catch (e) {
       sim.running = false; /* stop the loop rather than repeat a failing request every frame */
