@@ -240,7 +240,8 @@
     const mesh = {
       vx, vy, vz, polys, boundary, inner, detail, mainArea,
       special: polys.filter((p) => (areas[p.id] || 0) !== mainArea).map((p) => p.id),
-      links: (json.links || []).map((l) => Object.assign({}, l)),
+      /* bidirectional defaults to true, as in the upload format. */
+      links: (json.links || []).map((l) => Object.assign({}, l, { bidirectional: l.bidirectional !== false })),
       bounds: { minX, maxX, minY, maxY, minZ, maxZ },
       areas: json.areas || [],
       ncomp: 0,
@@ -361,7 +362,7 @@
     return best;
   }
 
-  /* A random point on the mesh, uniform over the xz area. */
+  /* A random point on the mesh, (nearly) uniform over the xz area. */
   function randomPoint(mesh) {
     const polys = mesh.polys;
     if (!polys.length) return null;
@@ -387,9 +388,11 @@
     const [a, b, c] = tris.find((t) => t[3] >= rt) || tris[tris.length - 1];
     let u = Math.random(), w = Math.random();
     if (u + w > 1) { u = 1 - u; w = 1 - w; }
-    /* Keep a little away from the edges so the agent's centre is well inside. */
-    const x = a[0] + u * (b[0] - a[0]) + w * (c[0] - a[0]);
-    const z = a[1] + u * (b[1] - a[1]) + w * (c[1] - a[1]);
+    /* Pulled 10 % toward the triangle's centroid so a new agent does not
+       start right on a wall. */
+    const gx = (a[0] + b[0] + c[0]) / 3, gz = (a[1] + b[1] + c[1]) / 3;
+    const x = gx + 0.9 * (a[0] + u * (b[0] - a[0]) + w * (c[0] - a[0]) - gx);
+    const z = gz + 0.9 * (a[1] + u * (b[1] - a[1]) + w * (c[1] - a[1]) - gz);
     return [x, heightAt(mesh, p, x, z), z];
   }
 
@@ -526,13 +529,9 @@
   function drawGrid() {
     /* Grid spacing: a 1-2-5 step giving lines at least 40 px apart. */
     const s = state.view.scale;
-    let step = 1;
-    const steps = [1, 2, 5];
-    let e = Math.pow(10, Math.floor(Math.log10(40 / s)));
-    outer: for (;;) {
-      for (const k of steps) { if (k * e * s >= 40) { step = k * e; break outer; } }
-      e *= 10;
-    }
+    if (!(s > 0 && isFinite(s))) return;
+    const e = Math.pow(10, Math.floor(Math.log10(40 / s)));
+    const step = [1, 2, 5, 10].map((k) => k * e).find((st) => st * s >= 40) || 10 * e;
     const tl = canvasToWorld(0, 0), br = canvasToWorld(state.size.w, state.size.h);
     ctx.strokeStyle = 'rgba(255, 255, 255, 0.035)';
     ctx.lineWidth = 1;
