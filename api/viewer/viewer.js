@@ -53,7 +53,7 @@
     agents: [],
     agentMode: 'place',
     target: null,
-    sim: { running: true, speed: 1, inflight: false, lastSent: 0, steps: 0, ms: 0, once: false },
+    sim: { running: true, speed: 1, inflight: false, lastSent: 0, steps: 0, ms: 0, traversals: 0 },
     nextAgentId: 1,
     dirty: true,
     errors: 0,
@@ -240,7 +240,8 @@
     const mesh = {
       vx, vy, vz, polys, boundary, inner, detail, mainArea,
       special: polys.filter((p) => (areas[p.id] || 0) !== mainArea).map((p) => p.id),
-      links: (json.links || []).map((l) => Object.assign({}, l)),
+      /* bidirectional defaults to true, as in the upload format. */
+      links: (json.links || []).map((l) => Object.assign({}, l, { bidirectional: l.bidirectional !== false })),
       bounds: { minX, maxX, minY, maxY, minZ, maxZ },
       areas: json.areas || [],
       ncomp: 0,
@@ -361,7 +362,7 @@
     return best;
   }
 
-  /* A random point on the mesh, uniform over the xz area. */
+  /* A random point on the mesh, (nearly) uniform over the xz area. */
   function randomPoint(mesh) {
     const polys = mesh.polys;
     if (!polys.length) return null;
@@ -387,9 +388,11 @@
     const [a, b, c] = tris.find((t) => t[3] >= rt) || tris[tris.length - 1];
     let u = Math.random(), w = Math.random();
     if (u + w > 1) { u = 1 - u; w = 1 - w; }
-    /* Keep a little away from the edges so the agent's centre is well inside. */
-    const x = a[0] + u * (b[0] - a[0]) + w * (c[0] - a[0]);
-    const z = a[1] + u * (b[1] - a[1]) + w * (c[1] - a[1]);
+    /* Pulled 10 % toward the triangle's centroid so a new agent does not
+       start right on a wall. */
+    const gx = (a[0] + b[0] + c[0]) / 3, gz = (a[1] + b[1] + c[1]) / 3;
+    const x = gx + 0.9 * (a[0] + u * (b[0] - a[0]) + w * (c[0] - a[0]) - gx);
+    const z = gz + 0.9 * (a[1] + u * (b[1] - a[1]) + w * (c[1] - a[1]) - gz);
     return [x, heightAt(mesh, p, x, z), z];
   }
 
@@ -505,7 +508,7 @@
     for (const s of m.boundary) { ctx.moveTo(s[0], s[1]); ctx.lineTo(s[2], s[3]); }
     ctx.stroke();
 
-    if (state.hover && state.hover.poly >= 0) {
+    if (state.hover && state.hover.poly >= 0 && m.polys[state.hover.poly]) {
       ctx.strokeStyle = 'rgba(255, 255, 255, 0.55)';
       ctx.lineWidth = 1.5 * px;
       ctx.stroke(m.polys[state.hover.poly].path);
@@ -516,7 +519,9 @@
     if (state.tool === 'reach' && state.reach.start) marker(state.reach.start, '#50e6c8', px);
 
     drawLinks(m, px);
-    if (state.tool === 'agents') drawAgents(px);
+    /* Agents stay visible (and keep moving) under every tool, so a path can
+       be inspected while the crowd runs. */
+    drawAgents(px);
     screenTransform();
     drawScaleBar();
   }
@@ -524,13 +529,9 @@
   function drawGrid() {
     /* Grid spacing: a 1-2-5 step giving lines at least 40 px apart. */
     const s = state.view.scale;
-    let step = 1;
-    const steps = [1, 2, 5];
-    let e = Math.pow(10, Math.floor(Math.log10(40 / s)));
-    outer: for (;;) {
-      for (const k of steps) { if (k * e * s >= 40) { step = k * e; break outer; } }
-      e *= 10;
-    }
+    if (!(s > 0 && isFinite(s))) return;
+    const e = Math.pow(10, Math.floor(Math.log10(40 / s)));
+    const step = [1, 2, 5, 10].map((k) => k * e).find((st) => st * s >= 40) || 10 * e;
     const tl = canvasToWorld(0, 0), br = canvasToWorld(state.size.w, state.size.h);
     ctx.strokeStyle = 'rgba(255, 255, 255, 0.035)';
     ctx.lineWidth = 1;
@@ -891,7 +892,7 @@
       rows.push(['cache', r.cache || '–', r.cache === 'hit' ? 'good' : '']);
       rows.push(['nodes expanded', r.nodes_expanded !== undefined ? String(r.nodes_expanded) : '–']);
       const ex = r.expanded || r.expanded_polygons;
-      rows.push(['expanded polys', Array.isArray(ex) ? String(ex.length) : 'not returned']);
+      rows.push(['expanded polys', Array.isArray(ex) ? String(ex.length) : 'tick "expanded"']);
       if (Array.isArray(r.links) && r.links.length)
         rows.push(['links', r.links.map((l) => `#${l.index} ${l.kind || ''}`).join(', ')]);
       rows.push(['latency', `${fmt(P.ms, 1)} ms (round trip)`]);
@@ -903,6 +904,9 @@
     app.dataset.pathCorners = String(corners);
     app.dataset.pathStatus = r ? r.status : '';
     app.dataset.pathLength = r ? String(r.length) : '';
+    app.dataset.pathCache = r && r.cache ? r.cache : '';
+    const ex = r && (r.expanded || r.expanded_polygons);
+    app.dataset.pathExpanded = Array.isArray(ex) ? String(ex.length) : '';
   }
 
   function renderRayOut() {
@@ -947,6 +951,7 @@
       ['moved closer', String(moved)],
       ['arrived', String(arrived)],
       ['errors', String(errs), errs ? 'bad' : ''],
+      ['link traversals', String(state.sim.traversals)],
       ['steps', String(state.sim.steps)],
       ['step latency', state.sim.steps ? `${fmt(state.sim.ms, 1)} ms` : '–'],
     ]);
@@ -1047,12 +1052,14 @@
   }
 
   function resetTools() {
+    state.hover = null; /* polygon ids refer to the previous mesh */
     state.path = { start: null, end: null, result: null, ms: 0, seq: 0 };
     state.ray = { start: null, end: null, result: null, ms: 0 };
     state.reach = { start: null, result: null, set: null, ms: 0 };
     state.agents = [];
     state.target = null;
     state.sim.steps = 0;
+    state.sim.traversals = 0;
     state.viewFitted = false;
     renderPathOut();
     renderRayOut();
@@ -1100,7 +1107,11 @@
 
   async function runPath() {
     const P = state.path, seq = ++P.seq, name = state.meshName;
-    const body = { start: P.start, end: P.end, debug: true };
+    /* The expanded set needs debug: true, which the service answers around
+       its cache (bypass); without the toggle the cache is used and the
+       panel shows hit / miss. */
+    const body = { start: P.start, end: P.end };
+    if ($('show-expanded').checked) body.debug = true;
     if (!$('use-cache').checked) body.cache = false;
     try {
       const { data, ms } = await api('POST', meshUrl(name, '/path'), body);
@@ -1236,6 +1247,14 @@
         a.arrived = !!o.arrived;
         a.avoiding = !!o.avoiding;
         a.action = o.action || null;
+        /* The agent reached an off-mesh link: the service leaves the traversal
+           to the game, so the viewer plays the game and lands it at the end. */
+        if (a.action && Array.isArray(a.action.end)) {
+          a.position = a.action.end.slice();
+          a.velocity = [0, 0, 0];
+          a.corners = [];
+          state.sim.traversals++;
+        }
       }
     } catch (e) {
       sim.running = false; /* stop the loop rather than repeat a failing request every frame */
@@ -1249,11 +1268,11 @@
 
   function frame(now) {
     const sim = state.sim;
-    if (state.tool === 'agents' && sim.running && state.agents.length && !sim.inflight) {
+    if (sim.running && state.agents.length && !sim.inflight) {
       const real = sim.lastSent ? Math.min((now - sim.lastSent) / 1000, MAX_STEP_DT) : 1 / 60;
       sim.lastSent = now;
       if (real > 0) stepAgents(real * sim.speed);
-    } else if (!sim.running || state.tool !== 'agents' || !state.agents.length) {
+    } else if (!sim.running || !state.agents.length) {
       sim.lastSent = 0;
     }
     if (state.dirty) draw();
@@ -1384,6 +1403,11 @@
       if (f) uploadFile(f);
     });
 
+    /* Editing the address's #name (or going back) switches mesh. */
+    window.addEventListener('hashchange', () => {
+      const name = decodeURIComponent(location.hash.replace(/^#/, ''));
+      if (name && name !== state.meshName && state.meshes.some((m) => m.name === name)) selectMesh(name);
+    });
     $('refresh').addEventListener('click', () => loadList());
     $('key-form').addEventListener('submit', (ev) => ev.preventDefault());
     const key = $('api-key');
@@ -1392,7 +1416,14 @@
 
     for (const b of $('tools').querySelectorAll('button')) b.addEventListener('click', () => setTool(b.dataset.tool));
     for (const b of $('agent-mode').querySelectorAll('button')) b.addEventListener('click', () => setAgentMode(b.dataset.mode));
-    for (const id of ['show-corridor', 'show-expanded']) $(id).addEventListener('change', redraw);
+    $('show-corridor').addEventListener('change', redraw);
+    /* Expanded polygons only come with debug: true, so asking for them re-runs the query. */
+    $('show-expanded').addEventListener('change', () => {
+      const r = state.path.result;
+      if ($('show-expanded').checked && state.path.end && r && !Array.isArray(r.expanded)) runPath();
+      redraw();
+    });
+    $('use-cache').addEventListener('change', () => { if (state.path.end) runPath(); });
     $('spawn').addEventListener('click', () => spawnRandom(Math.min(Math.max(Math.floor(Number($('spawn-n').value) || 1), 1), 500)));
     $('clear-agents').addEventListener('click', () => { state.agents = []; state.target = null; state.sim.steps = 0; renderAgentsOut(); redraw(); });
     $('play').addEventListener('click', togglePlay);
