@@ -94,10 +94,11 @@ bool nav_contains_unchecked(const nav_mesh *m, uint32_t p, double x, double z) {
     uint32_t n = nav_poly_nverts(m, p);
     for (uint32_t k = 0; k < n; k++) {
         const float *a = nav_poly_vert(m, p, k), *b = nav_poly_vert(m, p, k + 1);
-        double len = nav_dist2d(a, b);
-        /* nav_cross2 < 0 is the interior side; allow a thin slack outside. */
-        double c = ((double)b[0] - a[0]) * (z - a[2]) - ((double)b[2] - a[2]) * (x - a[0]);
-        if (c > NAV_CONTAINS_EPS * len)
+        /* nav_cross2 < 0 is the interior side; allow a thin slack outside:
+           c / |ab| is the distance outside the edge's line. */
+        double ex = (double)b[0] - a[0], ez = (double)b[2] - a[2];
+        double c = ex * (z - a[2]) - ez * (x - a[0]);
+        if (c > 0 && c * c > NAV_CONTAINS_EPS * NAV_CONTAINS_EPS * (ex * ex + ez * ez))
             return false;
     }
     return true;

@@ -11,6 +11,14 @@
 
 #include "nav/nav_mesh_internal.h"
 
+/* fminf/fmaxf are library calls here (NaN rules); inputs are finite. */
+static inline float nav_minf(float a, float b) {
+    return a < b ? a : b;
+}
+static inline float nav_maxf(float a, float b) {
+    return a > b ? a : b;
+}
+
 typedef struct nav_bvh_item {
     float c[3]; /* box centre */
     uint32_t poly;
@@ -36,9 +44,29 @@ static void nav_item_swap(nav_bvh_item *a, nav_bvh_item *b) {
     *b = t;
 }
 
-/* Quickselect: afterwards items[k] is in its sorted place, smaller ones before. */
+#define NAV_ITEM_CMP(AX)                                                                           \
+    static int nav_item_cmp##AX(const void *pa, const void *pb) {                                  \
+        const nav_bvh_item *a = pa, *b = pb;                                                       \
+        return nav_item_less(a, b, AX) ? -1 : nav_item_less(b, a, AX);                             \
+    }
+NAV_ITEM_CMP(0)
+NAV_ITEM_CMP(1)
+NAV_ITEM_CMP(2)
+
+/*
+ * Quickselect: afterwards items[k] is in its sorted place, smaller ones
+ * before. Median-of-three pivots are linear on real meshes; if an input
+ * defeats them (many rounds without converging) the range is sorted instead,
+ * so a crafted upload cannot make the build quadratic.
+ */
 static void nav_select(nav_bvh_item *it, uint32_t lo, uint32_t hi, uint32_t k, int axis) {
-    while (hi > lo + 1) {
+    static int (*const cmp[3])(const void *, const void *) = {nav_item_cmp0, nav_item_cmp1,
+                                                              nav_item_cmp2};
+    for (int rounds = 0; hi > lo + 1; rounds++) {
+        if (rounds > 64) {
+            qsort(&it[lo], hi - lo, sizeof *it, cmp[axis]);
+            return;
+        }
         uint32_t mid = lo + (hi - lo) / 2;
         /* median of three into it[lo] as the pivot */
         if (nav_item_less(&it[mid], &it[lo], axis))
@@ -76,10 +104,10 @@ static void nav_bvh_subdivide(nav_bvh_builder *b, uint32_t lo, uint32_t hi) {
     for (uint32_t i = lo; i < hi; i++) {
         const float *pb = &b->m->poly_bounds[6 * (size_t)b->items[i].poly];
         for (int a = 0; a < 3; a++) {
-            node->bmin[a] = fminf(node->bmin[a], pb[a]);
-            node->bmax[a] = fmaxf(node->bmax[a], pb[3 + a]);
-            cmin[a] = fminf(cmin[a], b->items[i].c[a]);
-            cmax[a] = fmaxf(cmax[a], b->items[i].c[a]);
+            node->bmin[a] = nav_minf(node->bmin[a], pb[a]);
+            node->bmax[a] = nav_maxf(node->bmax[a], pb[3 + a]);
+            cmin[a] = nav_minf(cmin[a], b->items[i].c[a]);
+            cmax[a] = nav_maxf(cmax[a], b->items[i].c[a]);
         }
     }
     if (hi - lo == 1) {
@@ -188,6 +216,20 @@ nav_status nav_nearest_unchecked(const nav_mesh *m, const float p[3], const floa
             pt[1] = nav_height_unchecked(m, q, p[0], p[2]);
             d = fabs((double)pt[1] - p[1]);
         } else {
+            /* A containing polygon always beats this one; and no point of
+               this polygon is closer than its box, so skip the exact work
+               when the box is already farther than the best (exact pruning:
+               results equal the unpruned search). */
+            if (best_tier == 0)
+                continue;
+            const float *pb = &m->poly_bounds[6 * (size_t)q];
+            double lb2 = 0;
+            for (int a = 0; a < 3; a++) {
+                double g = fmax(fmax((double)pb[a] - p[a], (double)p[a] - pb[3 + a]), 0.0);
+                lb2 += g * g;
+            }
+            if (best_tier == 1 && lb2 > best_d * best_d)
+                continue;
             tier = 1;
             nav_closest_unchecked(m, q, p, pt);
             d = nav_dist3d(p, pt);

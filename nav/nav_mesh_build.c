@@ -19,6 +19,14 @@
 
 #include "nav/nav_mesh_internal.h"
 
+/* fminf/fmaxf are library calls here (NaN rules); inputs are finite. */
+static inline float nav_minf(float a, float b) {
+    return a < b ? a : b;
+}
+static inline float nav_maxf(float a, float b) {
+    return a > b ? a : b;
+}
+
 /* Beyond this many strongly connected components the closure table
    (nscc^2 bits: 2 MiB at 4096) is not built; reachable() searches instead. */
 #define NAV_SCC_CLOSURE_MAX 4096u
@@ -728,6 +736,7 @@ typedef struct nav_build_tmp {
     uint32_t *pv;      /* polygon vertex ids in representative input indices */
     uint32_t *ps;      /* polygon starts after dropping repeats */
     uint32_t *extra;   /* unused top-level vertex -> appended detail vertex id */
+    uint32_t *stamp;   /* vertex -> last polygon that used it (repeat check) */
 } nav_build_tmp;
 
 static void nav_tmp_free(nav_build_tmp *t) {
@@ -737,6 +746,7 @@ static void nav_tmp_free(nav_build_tmp *t) {
     free(t->pv);
     free(t->ps);
     free(t->extra);
+    free(t->stamp);
 }
 
 /* Welds, drops consecutive repeats, normalizes winding and checks each polygon. */
@@ -746,7 +756,12 @@ static nav_status nav_build_polys(nav_mesh_ext *x, const nav_mesh_input *in, nav
     t->weld = malloc(((size_t)in->nverts + 1) * sizeof *t->weld);
     t->pv = malloc(((size_t)total + 1) * sizeof *t->pv);
     t->ps = malloc(((size_t)in->npolys + 1) * sizeof *t->ps);
-    if (!t->weld || !t->pv || !t->ps || nav_weld(in->verts, in->nverts, t->weld) != NAV_OK)
+    t->stamp = malloc(((size_t)in->nverts + 1) * sizeof *t->stamp);
+    if (t->stamp)
+        for (uint32_t v = 0; v < in->nverts; v++)
+            t->stamp[v] = NAV_NONE;
+    if (!t->weld || !t->pv || !t->ps || !t->stamp ||
+        nav_weld(in->verts, in->nverts, t->weld) != NAV_OK)
         return nav_set_error(err, NAV_E_NOMEM, "out of memory welding vertices");
     uint32_t w = 0;
     for (uint32_t p = 0; p < in->npolys; p++) {
@@ -783,11 +798,13 @@ static nav_status nav_build_polys(nav_mesh_ext *x, const nav_mesh_input *in, nav
                 ids[i] = ids[j];
                 ids[j] = tmp;
             }
-        for (uint32_t i = 0; i < n; i++)
-            for (uint32_t j = i + 1; j < n; j++)
-                if (ids[i] == ids[j])
-                    return nav_set_error(err, NAV_E_INVALID_MESH,
-                                         "polygons[%u] uses vertex %u more than once", p, ids[i]);
+        /* A stamp per vertex finds repeats in O(n), even for huge polygons. */
+        for (uint32_t i = 0; i < n; i++) {
+            if (t->stamp[ids[i]] == p)
+                return nav_set_error(err, NAV_E_INVALID_MESH,
+                                     "polygons[%u] uses vertex %u more than once", p, ids[i]);
+            t->stamp[ids[i]] = p;
+        }
         if (!nav_is_convex(in->verts, ids, n))
             return nav_set_error(err, NAV_E_INVALID_MESH,
                                  "polygons[%u] is not convex in the xz plane", p);
@@ -896,8 +913,8 @@ static nav_status nav_build_geometry(nav_mesh_ext *x) {
     }
     for (uint32_t v = 0; v < m->nverts; v++)
         for (int a = 0; a < 3; a++) {
-            m->bmin[a] = fminf(m->bmin[a], m->verts[3 * (size_t)v + a]);
-            m->bmax[a] = fmaxf(m->bmax[a], m->verts[3 * (size_t)v + a]);
+            m->bmin[a] = nav_minf(m->bmin[a], m->verts[3 * (size_t)v + a]);
+            m->bmax[a] = nav_maxf(m->bmax[a], m->verts[3 * (size_t)v + a]);
         }
     m->area = 0;
     for (uint32_t p = 0; p < m->npolys; p++) {
@@ -911,8 +928,8 @@ static nav_status nav_build_geometry(nav_mesh_ext *x) {
         for (uint32_t k = 0; k < n; k++) {
             const float *v = nav_poly_vert(m, p, k);
             for (int a = 0; a < 3; a++) {
-                b[a] = fminf(b[a], v[a]);
-                b[3 + a] = fmaxf(b[3 + a], v[a]);
+                b[a] = nav_minf(b[a], v[a]);
+                b[3 + a] = nav_maxf(b[3 + a], v[a]);
             }
             cx += v[0];
             cz += v[2];
@@ -926,8 +943,8 @@ static nav_status nav_build_geometry(nav_mesh_ext *x) {
                     const float *v = i < m->nverts ? nav_vert(m, i)
                                                    : &m->detail_verts[3 * (size_t)(i - m->nverts)];
                     for (int a = 0; a < 3; a++) {
-                        b[a] = fminf(b[a], v[a]);
-                        b[3 + a] = fmaxf(b[3 + a], v[a]);
+                        b[a] = nav_minf(b[a], v[a]);
+                        b[3 + a] = nav_maxf(b[3 + a], v[a]);
                     }
                 }
         }

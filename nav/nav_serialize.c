@@ -20,6 +20,7 @@
  * The reader checks every length against the bytes left before reading or
  * allocating, so damaged or hostile blobs fail with NAV_E_CORRUPT.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,7 +29,7 @@
 #define NAV_BLOB_VERSION 1u
 
 static uint32_t nav_crc_table[256];
-static int nav_crc_ready;
+static pthread_once_t nav_crc_once = PTHREAD_ONCE_INIT;
 
 static void nav_crc_init(void) {
     for (uint32_t i = 0; i < 256; i++) {
@@ -40,12 +41,7 @@ static void nav_crc_init(void) {
 }
 
 uint32_t nav_crc32(const uint8_t *data, size_t len) {
-    /* The table is a pure function of constants: racing initializers write
-       identical values, but use a C11-free once anyway for clarity. */
-    if (!__atomic_load_n(&nav_crc_ready, __ATOMIC_ACQUIRE)) {
-        nav_crc_init();
-        __atomic_store_n(&nav_crc_ready, 1, __ATOMIC_RELEASE);
-    }
+    pthread_once(&nav_crc_once, nav_crc_init);
     uint32_t c = 0xFFFFFFFFu;
     for (size_t i = 0; i < len; i++)
         c = nav_crc_table[(c ^ data[i]) & 0xFF] ^ (c >> 8);

@@ -237,6 +237,36 @@ static store_status store_migrate(sqlite3 *db, int *version, char *why, size_t w
     }
 }
 
+/*
+ * Switches the file to WAL. Leaving rollback-journal mode needs an exclusive
+ * lock, and SQLite reports SQLITE_BUSY for it at once, without calling the
+ * busy handler, when another connection holds any lock (seen with several
+ * processes opening one new file together); so retry here for as long as
+ * busy_timeout would have waited. journal_mode answers with the mode now in
+ * force: anything but "wal" (an in-memory database says "memory") would void
+ * the durability rules above, so refuse rather than run on quietly.
+ */
+static int store_enable_wal(sqlite3 *db) {
+    int rc = SQLITE_BUSY;
+    for (int waited = 0; waited <= STORE_BUSY_TIMEOUT_MS; waited += 10) {
+        sqlite3_stmt *jm = NULL;
+        rc = sqlite3_prepare_v2(db, "PRAGMA journal_mode=WAL", -1, &jm, NULL);
+        if (rc == SQLITE_OK) {
+            rc = sqlite3_step(jm);
+            if (rc == SQLITE_ROW) {
+                const char *mode = (const char *)sqlite3_column_text(jm, 0);
+                rc = (mode != NULL && strcmp(mode, "wal") == 0) ? SQLITE_OK : SQLITE_CANTOPEN;
+            }
+        }
+        sqlite3_finalize(jm);
+        if ((rc & 0xff) != SQLITE_BUSY) {
+            return rc;
+        }
+        sqlite3_sleep(10);
+    }
+    return rc;
+}
+
 /* ---- open / close ---------------------------------------------------------------------------- */
 
 /* Finalizes the cached statements and closes the connection. The caller
@@ -302,19 +332,7 @@ store_status store_open_detail(const char *path, store **out, char *why, size_t 
         goto fail;
     }
 
-    /* journal_mode answers with the mode now in force; anything but "wal"
-       (an in-memory database says "memory") would void the durability rules
-       above, so refuse rather than run on quietly. */
-    sqlite3_stmt *jm = NULL;
-    rc = sqlite3_prepare_v2(s->db, "PRAGMA journal_mode=WAL", -1, &jm, NULL);
-    if (rc == SQLITE_OK) {
-        rc = sqlite3_step(jm);
-        if (rc == SQLITE_ROW) {
-            const char *mode = (const char *)sqlite3_column_text(jm, 0);
-            rc = (mode != NULL && strcmp(mode, "wal") == 0) ? SQLITE_OK : SQLITE_CANTOPEN;
-        }
-    }
-    sqlite3_finalize(jm);
+    rc = store_enable_wal(s->db);
     if (rc == SQLITE_OK) {
         rc = store_exec(s->db, "PRAGMA synchronous=FULL");
     }

@@ -390,6 +390,14 @@ START_TEST(test_invalid_cases) {
     fx_link(b, p0, p0, 0.5f, 1, 64, "jump");
     assert_rejects(b, "links[0] has area 64");
 
+    /* A vertex used twice (not consecutively): 0 1 2 1 3. */
+    b = fx_new();
+    uint32_t r0 = fx_vert(b, 0, 0, 0), r1 = fx_vert(b, 1, 0, 0), r2 = fx_vert(b, 1, 0, 1),
+             r3 = fx_vert(b, 0, 0, 1);
+    uint32_t rep[5] = {r0, r1, r2, r1, r3};
+    fx_poly(b, 5, rep, 0);
+    assert_rejects(b, "polygons[0] uses vertex 1 more than once");
+
     /* No polygons at all. */
     b = fx_new();
     fx_vert(b, 0, 0, 0);
@@ -605,6 +613,32 @@ START_TEST(test_reachable_chain) {
     for (int i = 0; i < n; i++)
         for (int j = 0; j < n; j++)
             ck_assert_int_eq(nav_mesh_reachable(m, i, j), i <= j);
+    nav_mesh_free(m);
+}
+END_TEST
+
+/* Past NAV_SCC_CLOSURE_MAX (4096) strongly connected components there is no
+   closure table and reachable() searches the condensed DAG instead: a
+   one-way chain of 4200 cells must give the same answers, i <= j. */
+START_TEST(test_reachable_fallback) {
+    fx_builder *b = fx_new();
+    const int n = 4200;
+    for (int i = 0; i < n; i++)
+        fx_quad(b, 3.0f * i, 0, 3.0f * i + 1, 1, 0, 0);
+    for (int i = 0; i + 1 < n; i++) {
+        const float s[3] = {3.0f * i + 0.5f, 0, 0.5f}, e[3] = {3.0f * i + 3.5f, 0, 0.5f};
+        fx_link(b, s, e, 0.1f, 0, 0, "step");
+    }
+    nav_mesh *m = fx_build(b);
+    ck_assert_uint_eq(m->nscc, (uint32_t)n);
+    ck_assert_ptr_null(m->scc_reach);
+    ck_assert_uint_eq(nav_mesh_component_count(m), 1);
+    uint32_t rng = 99;
+    for (int t = 0; t < 200; t++) {
+        uint32_t i = fx_rand(&rng) % n, j = fx_rand(&rng) % n;
+        ck_assert_int_eq(nav_mesh_reachable(m, i, j), i <= j);
+    }
+    ck_assert(nav_mesh_reachable(m, 0, n - 1) && !nav_mesh_reachable(m, n - 1, 0));
     nav_mesh_free(m);
 }
 END_TEST
@@ -1018,6 +1052,7 @@ Suite *nav_mesh_suite(void) {
     tcase_add_test(tc, test_height_detail);
     tcase_add_test(tc, test_links);
     tcase_add_test(tc, test_reachable_chain);
+    tcase_add_test(tc, test_reachable_fallback);
     suite_add_tcase(s, tc);
     TCase *tp = tcase_create("properties");
     tcase_add_test(tp, test_query_box_vs_brute);

@@ -213,15 +213,17 @@ START_TEST(test_shared_query_heights) {
     size_t nq = json_array_size(queries);
     ck_assert_uint_gt(nq, 0);
     double worst = 0;
-    for (size_t q = 0; q < nq; q++) {
-        json_t *start = json_object_get(json_array_get(queries, q), "start");
+    /* Start and end points alike lie on the reference's height surface. */
+    for (size_t qe = 0; qe < 2 * nq; qe++) {
+        size_t q = qe / 2;
+        json_t *pt = json_object_get(json_array_get(queries, q), qe % 2 ? "end" : "start");
         float p[3];
         for (size_t a = 0; a < 3; a++)
-            p[a] = (float)json_number_value(json_array_get(start, a));
+            p[a] = (float)json_number_value(json_array_get(pt, a));
         uint32_t poly;
         float out[3];
         ck_assert_msg(nav_mesh_nearest(m, p, ext, 0, &poly, out) == NAV_OK,
-                      "%s query %zu: start off mesh", c->name, q);
+                      "%s query %zu (%s): off mesh", c->name, q, qe % 2 ? "end" : "start");
         float y;
         ck_assert_int_eq(nav_mesh_height(m, poly, p[0], p[2], &y), NAV_OK);
         double d = fabs((double)y - p[1]);
@@ -230,7 +232,7 @@ START_TEST(test_shared_query_heights) {
         ck_assert_msg(d <= 1e-3, "%s query %zu: height %.6f at (%g, %g), expected %.6f (poly %u)",
                       c->name, q, y, p[0], p[2], p[1], poly);
     }
-    printf("%s: %zu query starts, worst height error %.2g m\n", c->name, nq, worst);
+    printf("%s: %zu query starts and ends, worst height error %.2g m\n", c->name, nq, worst);
     json_decref(queries);
     nav_mesh_free(m);
     json_mesh_free(&j);

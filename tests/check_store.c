@@ -984,11 +984,15 @@ Suite *store_suite(void) {
     suite_add_tcase(s, files);
 
     TCase *conc = tcase_create("concurrency");
+    tcase_set_timeout(conc, 60);
     tcase_add_test(conc, t_concurrent_one_handle);
     tcase_add_test(conc, t_concurrent_two_handles);
     suite_add_tcase(s, conc);
 
+    /* Each put here is an fsync: seconds on a disk shared with parallel
+       builds, so do not depend on Check's 4 s default. */
     TCase *dur = tcase_create("durability");
+    tcase_set_timeout(dur, 60);
     tcase_add_test(dur, t_durable_exit_without_close);
     tcase_add_test(dur, t_durable_sigkill_mid_stream);
     tcase_add_test(dur, t_alloc_failure);
