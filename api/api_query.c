@@ -281,20 +281,14 @@ void api_h_paths(api_req *r) {
         return;
     api_err e = {0};
     api_query_opts base;
-    api_query_opts_default(&base);
-    const json_t *queries = json_object_get(j, "queries");
-    size_t n = json_array_size(queries);
-    unsigned max = api_req_config(r)->max_batch;
-    if (api_decode_query_opts(j, "", &base, &e) != API_OK) {
+    const json_t *queries;
+    if (api_decode_paths(j, &base, &queries, &e) != API_OK) {
         json_decref(j);
         api_reply_error(r, &e);
         return;
     }
-    if (!json_is_array(queries)) {
-        json_decref(j);
-        api_reply_fail(r, API_E_BAD_REQUEST, "queries is required: an array of {start, end}");
-        return;
-    }
+    size_t n = json_array_size(queries);
+    unsigned max = api_req_config(r)->max_batch;
     if (n > max) {
         json_decref(j);
         api_reply_fail(r, API_E_PAYLOAD_TOO_LARGE,

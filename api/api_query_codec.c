@@ -121,6 +121,20 @@ api_code api_decode_path(const json_t *obj, const char *where, const api_query_o
     return api_obj_vec3(obj, where, "end", true, out->end, e);
 }
 
+api_code api_decode_paths(const json_t *obj, api_query_opts *base, const json_t **queries,
+                          api_err *e) {
+    api_query_opts_default(base);
+    *queries = NULL;
+    api_code c = api_decode_query_opts(obj, "", base, e);
+    if (c != API_OK)
+        return c;
+    const json_t *q = json_object_get(obj, "queries");
+    if (!json_is_array(q))
+        return api_fail(e, API_E_BAD_REQUEST, "queries is required: an array of {start, end}");
+    *queries = q;
+    return API_OK;
+}
+
 api_code api_decode_point_text(const char *text, const char *what, float p[3], api_err *e) {
     if (!text)
         return api_fail(e, API_E_BAD_REQUEST, "%s is required (as x,y,z)", what);

@@ -47,6 +47,14 @@ typedef struct api_path_query {
 api_code api_decode_path(const json_t *obj, const char *where, const api_query_opts *base,
                          api_path_query *out, api_err *e);
 
+/*
+ * The batch body of POST .../paths: shared options into *base and the
+ * borrowed `queries` array (each entry decoded later with api_decode_path
+ * and where = "queries[i]", so one bad query fails only its own slot).
+ */
+api_code api_decode_paths(const json_t *obj, api_query_opts *base, const json_t **queries,
+                          api_err *e);
+
 /* "x,y,z" (GET form) into p; `what` names the parameter. */
 api_code api_decode_point_text(const char *text, const char *what, float p[3], api_err *e);
 

@@ -18,6 +18,8 @@
 
 /* X(id, method, pattern, handler, flags) */
 #define API_ROUTE_LIST(X)                                                                          \
+    X(VIEWER, "GET", "/", api_h_viewer, 0)                                                         \
+    X(VIEWER_FILE, "GET", "/viewer/{name}", api_h_viewer, 0)                                       \
     X(HEALTH, "GET", "/health", api_h_health, 0)                                                   \
     X(METRICS, "GET", "/metrics", api_h_metrics, 0)                                                \
     X(MESH_LIST, "GET", "/v1/navmeshes", api_h_mesh_list, 0)                                       \
@@ -30,6 +32,6 @@
     X(NEAREST, "POST", "/v1/navmeshes/{name}/nearest", api_h_nearest, API_R_JSON)                  \
     X(RAYCAST, "POST", "/v1/navmeshes/{name}/raycast", api_h_raycast, API_R_JSON)                  \
     X(REACHABLE, "POST", "/v1/navmeshes/{name}/reachable", api_h_reachable, API_R_JSON)            \
-    /* further routes go above this line (step: api_step.c; GET /: api_viewer.c) */
+    /* further routes go above this line (e.g. POST .../step: api_step.c) */
 
 #endif

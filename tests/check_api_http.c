@@ -830,7 +830,7 @@ START_TEST(env_config_applies) {
 }
 END_TEST
 
-Suite *api_http_suite(void); /* called by check_main.c */
+extern Suite *api_http_suite(void); /* called by check_main.c */
 Suite *api_http_suite(void) {
     Suite *s = suite_create("api_http");
     TCase *tc = tcase_create("navmeshes");
