@@ -431,6 +431,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         atomic_fetch_add(&srv->in_flight, 1);
         snprintf(r->method, sizeof r->method, "%s", method);
         snprintf(r->path, sizeof r->path, "%s", url);
+        /* The URL arrives percent-decoded: keep control bytes out of the log. */
+        for (char *p = r->path; *p; p++)
+            if ((unsigned char)*p < 0x20 || *p == 0x7f)
+                *p = '?';
         *con_cls = r;
         if (precheck(r, url, method) != 0 && body_pending(conn)) {
             /* Answer before reading a body we would refuse (MHD then closes the

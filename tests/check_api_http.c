@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -816,6 +817,30 @@ START_TEST(config_errors_exit_2) {
 }
 END_TEST
 
+/* --connection-timeout bounds how long a client that stops sending can hold a
+   connection: half a request line, then silence, is closed after ~1 s. */
+START_TEST(idle_connection_is_closed) {
+    th_server s;
+    const char *args[] = {"--connection-timeout", "1", NULL};
+    ck_assert(th_start(&s, NULL, args) == 0);
+    th_conn c;
+    ck_assert_int_eq(th_connect(&c, s.port), 0);
+    const char partial[] = "GET /health HT";
+    ck_assert(write(c.fd, partial, sizeof partial - 1) > 0);
+    char buf[64];
+    ssize_t n = recv(c.fd, buf, sizeof buf, 0); /* blocks until the server closes (30 s cap) */
+    ck_assert_int_le(n, 0);
+    th_close(&c);
+    /* the server still answers others */
+    th_response r;
+    th_json(s.port, "GET", "/health", NULL, &r);
+    ck_assert_int_eq(r.status, 200);
+    th_response_free(&r);
+    ck_assert_int_eq(th_stop(&s), 0);
+    th_cleanup(&s);
+}
+END_TEST
+
 START_TEST(env_config_applies) {
     th_server s;
     setenv("NAVD_API_KEY", "from-env", 1);
@@ -1318,6 +1343,7 @@ Suite *api_http_suite(void) {
     tcase_add_test(tc, demo_only_when_empty);
     tcase_add_test(tc, config_errors_exit_2);
     tcase_add_test(tc, env_config_applies);
+    tcase_add_test(tc, idle_connection_is_closed);
     suite_add_tcase(s, tc);
     return s;
 }
