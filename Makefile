@@ -129,9 +129,9 @@ $(NAVD): $(MAIN_OBJ) $(SVC_OBJ) $(API_OBJ) $(STORE_OBJ) $(LIBNAV)
 
 # The suite list is generated so each tests/check_<module>.c only has to define
 # `Suite *<module>_suite(void)`.
-$(BUILD)/gen/suites.h: $(SUITE_SRC)
+$(BUILD)/gen/suites.h: $(SUITE_SRC) Makefile
 	@mkdir -p $(dir $@)
-	@sed -n 's/^Suite \*\([a-z0-9_]*_suite\)(void).*/SUITE(\1)/p' $(SUITE_SRC) > $@.tmp
+	@sed -n 's/^Suite \*\([a-z0-9_]*_suite\)(void) *{*$$/SUITE(\1)/p' $(SUITE_SRC) | sort -u > $@.tmp
 	@if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
 
 $(BUILD)/obj/tests/check_main.o: $(BUILD)/gen/suites.h

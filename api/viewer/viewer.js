@@ -230,8 +230,16 @@
       detail = { tris: json.detail.triangles, ranges: json.detail.polygon_triangles, vert: dvert };
     }
 
+    /* The most common area id is the plain floor; others are hatched. */
+    const areas = json.areas || [];
+    const areaCount = new Map();
+    polys.forEach((p) => { const a = areas[p.id] || 0; areaCount.set(a, (areaCount.get(a) || 0) + 1); });
+    let mainArea = 0, mainCount = -1;
+    areaCount.forEach((n, a) => { if (n > mainCount || (n === mainCount && a < mainArea)) { mainArea = a; mainCount = n; } });
+
     const mesh = {
-      vx, vy, vz, polys, boundary, inner, detail,
+      vx, vy, vz, polys, boundary, inner, detail, mainArea,
+      special: polys.filter((p) => (areas[p.id] || 0) !== mainArea).map((p) => p.id),
       links: (json.links || []).map((l) => Object.assign({}, l)),
       bounds: { minX, maxX, minY, maxY, minZ, maxZ },
       areas: json.areas || [],
@@ -248,12 +256,13 @@
       l.endPoly = nearestPolyTo(mesh, l.end);
       if (l.startPoly >= 0 && l.endPoly >= 0) union(l.startPoly, l.endPoly);
     });
-    const compIndex = new Map();
-    polys.forEach((p) => {
-      const r = find(p.id);
-      if (!compIndex.has(r)) compIndex.set(r, compIndex.size);
-      p.comp = compIndex.get(r);
-    });
+    /* Number components by decreasing area so the main region always gets
+       the first hue and small islands stand out against it. */
+    const compArea = new Map();
+    polys.forEach((p) => { const r = find(p.id); compArea.set(r, (compArea.get(r) || 0) + p.area); });
+    const roots = [...compArea.keys()].sort((a, b) => compArea.get(b) - compArea.get(a) || a - b);
+    const compIndex = new Map(roots.map((r, i) => [r, i]));
+    polys.forEach((p) => { p.comp = compIndex.get(find(p.id)); });
     mesh.ncomp = compIndex.size;
 
     /* Draw lower floors first so an upper floor covers what it overlaps. */
@@ -272,8 +281,8 @@
   function polyColor(mesh, p) {
     const b = mesh.bounds;
     const t = b.maxY > b.minY ? (p.y - b.minY) / (b.maxY - b.minY) : 0.5;
-    const hue = (210 + p.comp * 137.508) % 360;
-    return `hsl(${hue.toFixed(1)}, ${mesh.ncomp > 1 ? 50 : 45}%, ${(24 + 40 * t).toFixed(1)}%)`;
+    const hue = (205 + p.comp * 137.508) % 360;
+    return `hsl(${hue.toFixed(1)}, ${p.comp ? 55 : 42}%, ${(22 + 44 * t).toFixed(1)}%)`;
   }
 
   function insidePoly(mesh, p, x, z) {
@@ -455,6 +464,26 @@
     for (const p of m.drawOrder) {
       ctx.fillStyle = p.color;
       ctx.fill(p.path);
+    }
+    /* Polygons of a non-default area (water, doors, ...): a hatch a fixed
+       number of pixels apart, whatever the zoom. */
+    if (m.special.length) {
+      ctx.save();
+      const clip = new Path2D();
+      let x0 = Infinity, x1 = -Infinity, z0 = Infinity, z1 = -Infinity;
+      for (const id of m.special) {
+        const p = m.polys[id];
+        clip.addPath(p.path);
+        x0 = Math.min(x0, p.x0); x1 = Math.max(x1, p.x1); z0 = Math.min(z0, p.z0); z1 = Math.max(z1, p.z1);
+      }
+      ctx.clip(clip);
+      ctx.strokeStyle = 'rgba(255, 255, 255, 0.13)';
+      ctx.lineWidth = 1.5 * px;
+      ctx.beginPath();
+      const step = 7 * px, h = z1 - z0;
+      for (let x = x0 - h; x <= x1; x += step) { ctx.moveTo(x, z0); ctx.lineTo(x + h, z1); }
+      ctx.stroke();
+      ctx.restore();
     }
     /* Reachable set: lit polygons, the rest dimmed. */
     if (state.tool === 'reach' && state.reach.set) {
@@ -721,7 +750,7 @@
         for (const c of a.corners) { ctx.beginPath(); ctx.arc(c[0], c[2], 2.5 * px, 0, 2 * Math.PI); ctx.fill(); }
       }
       ctx.beginPath();
-      ctx.arc(x, z, a.radius, 0, 2 * Math.PI);
+      ctx.arc(x, z, Math.max(a.radius, 3 * px), 0, 2 * Math.PI);
       ctx.fillStyle = a.error ? '#f85149' : a.color;
       ctx.globalAlpha = a.arrived ? 0.55 : 0.9;
       ctx.fill();
@@ -836,6 +865,8 @@
       const b = state.mesh.bounds;
       line(`height <span class="grad"></span> ${fmt(b.minY, 1)} … ${fmt(b.maxY, 1)} m`);
       line(`hue = connected component (${state.mesh.ncomp})`);
+      if (state.mesh.special.length)
+        line(`hatched = area ≠ ${state.mesh.mainArea} (${state.mesh.special.length} polys)`);
     }
     line('<span class="sw" style="border-color:#03060a;border-top-width:4px;background:#555"></span>wall (boundary edge)');
     line('<span class="sw" style="border-color:#ffb020"></span>two-way link  <span class="sw" style="border-color:#ff7a45;margin-left:6px"></span>one-way');
@@ -954,7 +985,8 @@
     const want = selectName || state.meshName || decodeURIComponent(location.hash.replace(/^#/, ''));
     const found = state.meshes.find((m) => m.name === want);
     if (found) {
-      if (found.name !== state.meshName || found.version !== (state.meta && state.meta.version)) selectMesh(found.name);
+      if (found.name !== state.meshName) selectMesh(found.name);
+      else if (found.version !== (state.meta && state.meta.version)) selectMesh(found.name, true); /* replaced */
     } else if (state.meshes.length) selectMesh(state.meshes[0].name);
     else clearMesh();
   }
@@ -971,9 +1003,16 @@
     redraw();
   }
 
-  async function selectMesh(name) {
+  /* Loads and draws a mesh; `replaced` when the same name has a new version
+     (results drawn for the old geometry are dropped, the view is kept). */
+  async function selectMesh(name, replaced) {
     const seq = ++state.loadSeq;
     const changed = name !== state.meshName;
+    if (replaced && !changed) {
+      const fitted = state.viewFitted;
+      resetTools();
+      state.viewFitted = fitted;
+    }
     state.meshName = name;
     app.dataset.ready = '0';
     renderMeshList();
@@ -1346,6 +1385,7 @@
     });
 
     $('refresh').addEventListener('click', () => loadList());
+    $('key-form').addEventListener('submit', (ev) => ev.preventDefault());
     const key = $('api-key');
     key.value = state.apiKey;
     key.addEventListener('input', () => { state.apiKey = key.value.trim(); sessionStorage.setItem('navd.apiKey', state.apiKey); });
