@@ -35,8 +35,9 @@ char *api_json_dump(const json_t *j, size_t *len) {
 json_t *api_json_num(double v) {
     if (!isfinite(v))
         return json_null();
-    /* Integral values print as reals too ("2.0") so a field's JSON type never changes. */
-    return json_real(v);
+    /* Integral values print as reals too ("2.0") so a field's JSON type never
+       changes; + 0.0 turns -0 into 0 (a normal's y is 0, not -0). */
+    return json_real(v + 0.0);
 }
 
 json_t *api_json_vec3(const float v[3]) {

@@ -195,6 +195,12 @@ START_TEST(number_precision) {
     free(s);
     json_decref(j);
     json_decref(back);
+    /* -0 prints as 0.0, so a wall normal reads [-1.0,0.0,0.0], never "-0.0" */
+    j = api_json_num(-0.0);
+    s = api_json_dump(j, &len);
+    ck_assert_str_eq(s, "0.0");
+    free(s);
+    json_decref(j);
 }
 END_TEST
 
