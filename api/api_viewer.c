@@ -5,6 +5,8 @@
  */
 #include "api/api_viewer.h"
 
+#include "api/api_internal.h"
+
 #include <microhttpd.h>
 #include <string.h>
 
@@ -97,4 +99,19 @@ int api_viewer_queue(struct MHD_Connection *c, const api_viewer_asset *a) {
     int ret = (int)MHD_queue_response(c, status, r);
     MHD_destroy_response(r);
     return ret;
+}
+
+/* ---- the routes (api_routes.h: GET / and GET /viewer/{name}) ---- */
+
+void api_h_viewer(api_req *r) {
+    const char *name = api_req_name(r);
+    const api_viewer_asset *a = find_by_name(name[0] != '\0' ? name : "index.html");
+    if (a == NULL) {
+        api_reply_fail(r, API_E_NOT_FOUND, "the viewer has no file '%s'", name);
+        return;
+    }
+    unsigned status = 0;
+    struct MHD_Response *resp =
+        api_viewer_response(a, api_req_header(r, MHD_HTTP_HEADER_IF_NONE_MATCH), &status);
+    api_reply_response(r, status, resp, status == MHD_HTTP_OK ? a->len : 0);
 }

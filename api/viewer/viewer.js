@@ -505,7 +505,7 @@
     for (const s of m.boundary) { ctx.moveTo(s[0], s[1]); ctx.lineTo(s[2], s[3]); }
     ctx.stroke();
 
-    if (state.hover && state.hover.poly >= 0) {
+    if (state.hover && state.hover.poly >= 0 && m.polys[state.hover.poly]) {
       ctx.strokeStyle = 'rgba(255, 255, 255, 0.55)';
       ctx.lineWidth = 1.5 * px;
       ctx.stroke(m.polys[state.hover.poly].path);
@@ -1047,6 +1047,7 @@
   }
 
   function resetTools() {
+    state.hover = null; /* polygon ids refer to the previous mesh */
     state.path = { start: null, end: null, result: null, ms: 0, seq: 0 };
     state.ray = { start: null, end: null, result: null, ms: 0 };
     state.reach = { start: null, result: null, set: null, ms: 0 };
