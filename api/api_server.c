@@ -31,7 +31,6 @@
 #include "api/api_json.h"
 #include "api/api_log.h"
 #include "api/api_query.h"
-#include "api/api_viewer.h"
 
 typedef struct api_route {
     const char *method;
@@ -118,24 +117,6 @@ api_entry *api_req_mesh(api_req *r) {
     if (!e)
         api_reply_fail(r, API_E_NOT_FOUND, "navmesh '%s' does not exist", r->name);
     return e;
-}
-
-/* GET / and GET /viewer/<file>: the embedded web viewer (api_viewer.c owns
-   the files and their caching headers; this adapts it to the route table). */
-void api_h_viewer(api_req *r) {
-    const api_viewer_asset *a = api_viewer_find(r->path);
-    if (!a) {
-        api_reply_fail(r, API_E_NOT_FOUND, "no such viewer file: %.100s", r->path);
-        return;
-    }
-    const char *inm =
-        MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH);
-    int revalidated = inm && strstr(inm, a->etag); /* for the log: api_viewer_queue decides */
-    r->replied = 1;
-    if (api_viewer_queue(r->conn, a) != MHD_YES)
-        return; /* MHD closes the connection */
-    r->status = revalidated ? MHD_HTTP_NOT_MODIFIED : MHD_HTTP_OK;
-    r->resp_bytes = revalidated ? 0 : a->len;
 }
 
 /* ---- replies ---- */
