@@ -68,11 +68,15 @@ api_code api_json_get_vec3(const json_t *v, const char *where, float out[3], api
     if (!json_is_array(v) || json_array_size(v) != 3)
         return api_fail(e, code, "%s must be an array of 3 finite numbers", where);
     for (size_t i = 0; i < 3; i++) {
-        char w[192];
-        api_code c = api_json_float(json_array_get(v, i),
-                                    api_path(w, sizeof w, "%s[%zu]", where, i), &out[i], code, e);
-        if (c != API_OK)
-            return c;
+        /* The component's name is only formatted on failure: this runs per vertex. */
+        const json_t *c = json_array_get(v, i);
+        double d = json_is_integer(c) ? (double)json_integer_value(c)
+                   : json_is_real(c)  ? json_real_value(c)
+                                      : NAN;
+        float f = (float)d;
+        if (!isfinite(d) || !isfinite(f))
+            return api_fail(e, code, "%s[%zu] is not a finite number", where, i);
+        out[i] = f;
     }
     return API_OK;
 }
@@ -120,13 +124,17 @@ api_code api_obj_vec3(const json_t *obj, const char *obj_where, const char *key,
     if (c != API_OK)
         return c;
     const json_t *v = json_object_get(obj, key);
-    member_path(w, sizeof w, obj_where, key);
     if (!v || json_is_null(v)) {
         if (required)
-            return api_fail(e, API_E_BAD_REQUEST, "%s is required", w);
+            return api_fail(e, API_E_BAD_REQUEST, "%s is required",
+                            member_path(w, sizeof w, obj_where, key));
         return API_OK;
     }
-    return api_json_get_vec3(v, w, out, API_E_BAD_REQUEST, e);
+    if (json_is_array(v) && json_array_size(v) == 3 &&
+        api_json_get_vec3(v, "", out, API_E_BAD_REQUEST, NULL) == API_OK)
+        return API_OK;
+    return api_json_get_vec3(v, member_path(w, sizeof w, obj_where, key), out, API_E_BAD_REQUEST,
+                             e);
 }
 
 api_code api_obj_number(const json_t *obj, const char *obj_where, const char *key, bool required,
@@ -136,17 +144,19 @@ api_code api_obj_number(const json_t *obj, const char *obj_where, const char *ke
     if (c != API_OK)
         return c;
     const json_t *v = json_object_get(obj, key);
-    member_path(w, sizeof w, obj_where, key);
     if (!v || json_is_null(v)) {
         if (required)
-            return api_fail(e, API_E_BAD_REQUEST, "%s is required", w);
+            return api_fail(e, API_E_BAD_REQUEST, "%s is required",
+                            member_path(w, sizeof w, obj_where, key));
         return API_OK;
     }
     if (!json_is_number(v) || !isfinite(json_number_value(v)))
-        return api_fail(e, API_E_BAD_REQUEST, "%s is not a finite number", w);
+        return api_fail(e, API_E_BAD_REQUEST, "%s is not a finite number",
+                        member_path(w, sizeof w, obj_where, key));
     double d = json_number_value(v);
     if (d < lo || d > hi)
-        return api_fail(e, API_E_BAD_REQUEST, "%s must be between %g and %g", w, lo, hi);
+        return api_fail(e, API_E_BAD_REQUEST, "%s must be between %g and %g",
+                        member_path(w, sizeof w, obj_where, key), lo, hi);
     *out = d;
     return API_OK;
 }

@@ -236,7 +236,7 @@ void api_reply_fail(api_req *r, api_code code, const char *fmt, ...) {
 static int match(const char *pattern, const char *path, char *name, size_t name_size) {
     const char *p = pattern, *u = path;
     while (*p && *u) {
-        if (strncmp(p, "{name}", 6) == 0) {
+        if (*p == '{' && strncmp(p, "{name}", 6) == 0) {
             const char *end = strchr(u, '/');
             size_t n = end ? (size_t)(end - u) : strlen(u);
             if (n == 0)
