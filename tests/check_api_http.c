@@ -17,6 +17,7 @@
 #include <jansson.h>
 #include <math.h>
 #include <pthread.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -588,6 +589,41 @@ START_TEST(kill9_after_201_keeps_mesh) {
     json_decref(m);
     th_response_free(&r);
     th_kill(&s);
+    th_cleanup(&s);
+}
+END_TEST
+
+/* A stored blob that no longer loads (damaged on disk) is logged by name and
+   skipped at start-up; the other meshes still load and the service runs.
+   The damage is written with SQL against storage/store.c's schema (table
+   navmeshes, column blob): the test knows it, navd does not rely on it. */
+START_TEST(damaged_blob_is_skipped) {
+    th_server s;
+    ck_assert(th_start(&s, NULL, NULL) == 0);
+    th_response r;
+    th_json(s.port, "PUT", "/v1/navmeshes/good", SQUARE, &r);
+    th_response_free(&r);
+    th_json(s.port, "PUT", "/v1/navmeshes/bad", SQUARE, &r);
+    th_response_free(&r);
+    ck_assert_int_eq(th_stop(&s), 0);
+    sqlite3 *db;
+    ck_assert_int_eq(sqlite3_open(s.db, &db), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(db, "UPDATE navmeshes SET blob = x'deadbeef' WHERE name = 'bad'",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    ck_assert(th_restart(&s, NULL) == 0);
+    th_json(s.port, "GET", "/v1/navmeshes/good", NULL, &r);
+    ck_assert_int_eq(r.status, 200);
+    th_response_free(&r);
+    th_json(s.port, "GET", "/v1/navmeshes/bad", NULL, &r);
+    ck_assert_int_eq(r.status, 404);
+    th_response_free(&r);
+    char *log = th_log(&s);
+    ck_assert_msg(strstr(log, "skipping stored navmesh 'bad'"), "%s", log);
+    ck_assert_ptr_nonnull(strstr(log, "loaded 1 navmesh from"));
+    free(log);
+    ck_assert_int_eq(th_stop(&s), 0);
     th_cleanup(&s);
 }
 END_TEST
@@ -1341,6 +1377,7 @@ Suite *api_http_suite(void) {
     tcase_add_test(tc, restart_keeps_meshes_and_versions);
     tcase_add_test(tc, kill9_after_201_keeps_mesh);
     tcase_add_test(tc, demo_only_when_empty);
+    tcase_add_test(tc, damaged_blob_is_skipped);
     tcase_add_test(tc, config_errors_exit_2);
     tcase_add_test(tc, env_config_applies);
     tcase_add_test(tc, idle_connection_is_closed);
