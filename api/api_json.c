@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 json_t *api_json_parse(const char *body, size_t len, api_err *e) {
@@ -42,6 +43,130 @@ json_t *api_json_num(double v) {
 
 json_t *api_json_vec3(const float v[3]) {
     return json_pack("[ooo]", api_json_num(v[0]), api_json_num(v[1]), api_json_num(v[2]));
+}
+
+void api_jw_init(api_jw *w, size_t cap) {
+    w->len = 0;
+    w->failed = 0;
+    w->cap = cap ? cap : 256;
+    w->p = malloc(w->cap);
+    if (!w->p)
+        w->failed = 1;
+}
+
+static int jw_reserve(api_jw *w, size_t n) {
+    if (w->failed)
+        return 0;
+    if (w->len + n + 1 <= w->cap)
+        return 1;
+    size_t cap = w->cap * 2;
+    while (cap < w->len + n + 1)
+        cap *= 2;
+    char *p = realloc(w->p, cap);
+    if (!p) {
+        w->failed = 1;
+        return 0;
+    }
+    w->p = p;
+    w->cap = cap;
+    return 1;
+}
+
+void api_jw_raw(api_jw *w, const char *s, size_t n) {
+    if (!jw_reserve(w, n))
+        return;
+    memcpy(w->p + w->len, s, n);
+    w->len += n;
+}
+
+void api_jw_str(api_jw *w, const char *s) {
+    static const char hex[] = "0123456789abcdef";
+    size_t n = strlen(s);
+    if (!jw_reserve(w, 6 * n + 2))
+        return;
+    char *o = w->p + w->len;
+    *o++ = '"';
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        if (*c == '"' || *c == '\\') {
+            *o++ = '\\';
+            *o++ = (char)*c;
+        } else if (*c < 0x20 || *c == 0x7f) {
+            *o++ = '\\';
+            *o++ = 'u';
+            *o++ = '0';
+            *o++ = '0';
+            *o++ = hex[*c >> 4];
+            *o++ = hex[*c & 15];
+        } else {
+            *o++ = (char)*c;
+        }
+    }
+    *o++ = '"';
+    w->len = (size_t)(o - w->p);
+}
+
+void api_jw_num(api_jw *w, double v) {
+    if (!isfinite(v)) {
+        api_jw_lit(w, "null");
+        return;
+    }
+    char buf[40];
+    int n = snprintf(buf, sizeof buf, "%.9g", v + 0.0);
+    if (n <= 0 || (size_t)n >= sizeof buf) {
+        w->failed = 1;
+        return;
+    }
+    /* the same spelling as jansson: "2.0", "1e20", "1e-5" */
+    char *e = strchr(buf, 'e');
+    if (!e && !strchr(buf, '.')) {
+        memcpy(buf + n, ".0", 3);
+        n += 2;
+    } else if (e) {
+        char *start = e + 1, *end;
+        if (*start == '+') {
+            memmove(start, start + 1, (size_t)(n - (start + 1 - buf)) + 1);
+            n--;
+        }
+        if (*start == '-')
+            start++;
+        end = start;
+        while (*end == '0' && end[1])
+            end++;
+        if (end != start) {
+            memmove(start, end, strlen(end) + 1);
+            n -= (int)(end - start);
+        }
+    }
+    api_jw_raw(w, buf, (size_t)n);
+}
+
+void api_jw_uint(api_jw *w, uint64_t v) {
+    char buf[24];
+    int n = snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
+    api_jw_raw(w, buf, (size_t)n);
+}
+
+void api_jw_vec3(api_jw *w, const float v[3]) {
+    api_jw_lit(w, "[");
+    api_jw_num(w, v[0]);
+    api_jw_lit(w, ",");
+    api_jw_num(w, v[1]);
+    api_jw_lit(w, ",");
+    api_jw_num(w, v[2]);
+    api_jw_lit(w, "]");
+}
+
+char *api_jw_finish(api_jw *w, size_t *len) {
+    if (w->failed) {
+        free(w->p);
+        w->p = NULL;
+        return NULL;
+    }
+    w->p[w->len] = '\0';
+    *len = w->len;
+    char *p = w->p;
+    w->p = NULL;
+    return p;
 }
 
 const char *api_path(char *buf, size_t size, const char *fmt, ...) {

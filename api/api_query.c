@@ -119,10 +119,23 @@ static const char *algo_name(nav_algo a) {
     return a == NAV_ALGO_CORRIDOR ? "corridor" : "optimal";
 }
 
-/* Runs one path query into a response object, or fills e. `where` prefixes
-   point names in errors ("queries[2]."). */
-static json_t *run_path(api_scratch *s, const nav_mesh *m, const api_path_query *pq,
-                        const char *where, api_err *e) {
+static void jw_ids(api_jw *w, const uint32_t *ids, uint32_t n) {
+    api_jw_lit(w, "[");
+    for (uint32_t i = 0; i < n; i++) {
+        if (i)
+            api_jw_lit(w, ",");
+        api_jw_uint(w, ids[i]);
+    }
+    api_jw_lit(w, "]");
+}
+
+/*
+ * Runs one path query and appends its response object to w, or fills e and
+ * appends nothing. `where` prefixes point names in errors ("queries[2].").
+ * Written with the direct writer (api_jw): this is the hottest response.
+ */
+static api_code run_path(api_scratch *s, const nav_mesh *m, const api_path_query *pq,
+                         const char *where, api_jw *w, api_err *e) {
     nav_path_request req;
     api_path_request(pq, &req);
     nav_path_result res;
@@ -140,48 +153,70 @@ static json_t *run_path(api_scratch *s, const nav_mesh *m, const api_path_query 
     nav_cache_result outcome = NAV_CACHE_BYPASS;
     nav_cache *c = pq->opts.cache ? cache : NULL;
     nav_status st = nav_find_path_cached(s->q, c, m, &req, &res, &outcome);
-    if (st == NAV_E_OFF_MESH) {
-        api_fail(e, API_E_POINT_OFF_MESH, "%s%s is not within extents of the navmesh", where,
-                 res.start_poly == NO_POLY ? "start" : "end");
-        return NULL;
-    }
-    if (st != NAV_OK) {
-        api_fail(e, api_code_from_nav(st), "%sthe path query failed: %s", where,
-                 nav_status_text(st));
-        return NULL;
-    }
-    json_t *corners = json_array();
-    for (uint32_t i = 0; i < res.ncorners; i++)
-        json_array_append_new(corners, api_json_vec3(&res.corners[3 * i]));
-    json_t *links = json_array();
-    for (uint32_t i = 0; i < res.nlinks; i++)
-        json_array_append_new(links, json_pack("{s:I,s:s}", "index", (json_int_t)res.links[i],
-                                               "kind", nav_mesh_link_kind(m, res.links[i])));
+    if (st == NAV_E_OFF_MESH)
+        return api_fail(e, API_E_POINT_OFF_MESH, "%s%s is not within extents of the navmesh", where,
+                        res.start_poly == NO_POLY ? "start" : "end");
+    if (st != NAV_OK)
+        return api_fail(e, api_code_from_nav(st), "%sthe path query failed: %s", where,
+                        nav_status_text(st));
     bool partial = res.flags & (NAV_PATH_PARTIAL_UNREACHABLE | NAV_PATH_PARTIAL_BUDGET);
-    json_t *o = json_object();
-    json_object_set_new(o, "status", json_string(partial ? "partial" : "complete"));
-    json_object_set_new(o, "start", api_json_vec3(res.start));
-    json_object_set_new(o, "end", api_json_vec3(res.end));
-    json_object_set_new(o, "corners", corners);
-    json_object_set_new(o, "polygons", ids_json(res.polys, res.npolys));
-    json_object_set_new(o, "length", api_json_num(res.length));
-    json_object_set_new(o, "links", links);
-    json_object_set_new(o, "algorithm", json_string(algo_name(res.algorithm)));
-    json_object_set_new(o, "cache",
-                        json_string(!pq->opts.cache             ? "bypass"
-                                    : outcome == NAV_CACHE_HIT  ? "hit"
-                                    : outcome == NAV_CACHE_MISS ? "miss"
-                                                                : "bypass"));
-    json_object_set_new(o, "nodes_expanded", json_integer(res.nodes_expanded));
-    if (partial)
-        json_object_set_new(
-            o, "reason",
-            json_string(res.flags & NAV_PATH_PARTIAL_BUDGET ? "max_nodes" : "unreachable"));
+    const char *cache_word = !pq->opts.cache             ? "bypass"
+                             : outcome == NAV_CACHE_HIT  ? "hit"
+                             : outcome == NAV_CACHE_MISS ? "miss"
+                                                         : "bypass";
+    api_jw_lit(w, "{\"status\":");
+    api_jw_str(w, partial ? "partial" : "complete");
+    api_jw_lit(w, ",\"start\":");
+    api_jw_vec3(w, res.start);
+    api_jw_lit(w, ",\"end\":");
+    api_jw_vec3(w, res.end);
+    api_jw_lit(w, ",\"corners\":[");
+    for (uint32_t i = 0; i < res.ncorners; i++) {
+        if (i)
+            api_jw_lit(w, ",");
+        api_jw_vec3(w, &res.corners[3 * i]);
+    }
+    api_jw_lit(w, "],\"polygons\":");
+    jw_ids(w, res.polys, res.npolys);
+    api_jw_lit(w, ",\"length\":");
+    api_jw_num(w, res.length);
+    api_jw_lit(w, ",\"links\":[");
+    for (uint32_t i = 0; i < res.nlinks; i++) {
+        if (i)
+            api_jw_lit(w, ",");
+        api_jw_lit(w, "{\"index\":");
+        api_jw_uint(w, res.links[i]);
+        api_jw_lit(w, ",\"kind\":");
+        api_jw_str(w, nav_mesh_link_kind(m, res.links[i]));
+        api_jw_lit(w, "}");
+    }
+    api_jw_lit(w, "],\"algorithm\":");
+    api_jw_str(w, algo_name(res.algorithm));
+    api_jw_lit(w, ",\"cache\":");
+    api_jw_str(w, cache_word);
+    api_jw_lit(w, ",\"nodes_expanded\":");
+    api_jw_uint(w, res.nodes_expanded);
+    if (partial) {
+        api_jw_lit(w, ",\"reason\":");
+        api_jw_str(w, res.flags & NAV_PATH_PARTIAL_BUDGET ? "max_nodes" : "unreachable");
+    }
     if (res.flags & NAV_PATH_TRUNCATED)
-        json_object_set_new(o, "truncated", json_true());
-    if (pq->opts.debug)
-        json_object_set_new(o, "expanded", ids_json(res.expanded, res.nexpanded));
-    return o;
+        api_jw_lit(w, ",\"truncated\":true");
+    if (pq->opts.debug) {
+        api_jw_lit(w, ",\"expanded\":");
+        jw_ids(w, res.expanded, res.nexpanded);
+    }
+    api_jw_lit(w, "}");
+    return API_OK;
+}
+
+static void reply_jw(api_req *r, api_jw *w) {
+    size_t len = 0;
+    char *text = api_jw_finish(w, &len);
+    if (!text)
+        api_reply_fail(r, API_E_UNAVAILABLE, "out of memory while encoding the response");
+    else
+        api_reply_raw(r, API_OK, "application/json", text, len);
 }
 
 /* Common prologue: parse the JSON body. NULL when answered. */
@@ -210,12 +245,16 @@ static void answer_path(api_req *r, const api_path_query *pq) {
     if (!ent)
         return;
     api_err e = {0};
-    json_t *o = run_path(s, ent->mesh, pq, "", &e);
+    api_jw w;
+    api_jw_init(&w, 1024);
+    api_code c = run_path(s, ent->mesh, pq, "", &w, &e);
     api_entry_release(ent);
-    if (o)
-        api_reply_json(r, API_OK, o);
-    else
+    if (c == API_OK) {
+        reply_jw(r, &w);
+    } else {
+        free(api_jw_finish(&w, &(size_t){0}));
         api_reply_error(r, &e);
+    }
 }
 
 void api_h_path(api_req *r) {
@@ -301,24 +340,33 @@ void api_h_paths(api_req *r) {
         json_decref(j);
         return;
     }
-    json_t *results = json_array();
+    api_jw w;
+    api_jw_init(&w, 512 * (n + 1));
+    api_jw_lit(&w, "{\"results\":[");
     for (size_t i = 0; i < n; i++) {
         char where[48];
         api_path(where, sizeof where, "queries[%zu]", i);
         api_path_query pq;
-        json_t *o = NULL;
-        if (api_decode_path(json_array_get(queries, i), where, &base, &pq, &e) == API_OK) {
+        if (i)
+            api_jw_lit(&w, ",");
+        api_code c = api_decode_path(json_array_get(queries, i), where, &base, &pq, &e);
+        if (c == API_OK) {
             strcat(where, ".");
-            o = run_path(s, ent->mesh, &pq, where, &e);
+            c = run_path(s, ent->mesh, &pq, where, &w, &e);
         }
-        if (!o)
-            o = json_pack("{s:{s:s,s:s}}", "error", "code", api_code_name(e.code), "message",
-                          e.message);
-        json_array_append_new(results, o);
+        if (c != API_OK) {
+            /* this query's error in its own slot; the others are still answered */
+            api_jw_lit(&w, "{\"error\":{\"code\":");
+            api_jw_str(&w, api_code_name(e.code));
+            api_jw_lit(&w, ",\"message\":");
+            api_jw_str(&w, e.message);
+            api_jw_lit(&w, "}}");
+        }
     }
+    api_jw_lit(&w, "]}");
     api_entry_release(ent);
     json_decref(j);
-    api_reply_json(r, API_OK, json_pack("{s:o}", "results", results));
+    reply_jw(r, &w);
 }
 
 void api_h_nearest(api_req *r) {

@@ -205,6 +205,34 @@ START_TEST(number_precision) {
 END_TEST
 
 extern Suite *api_codec_suite(void); /* called by check_main.c */
+/* The direct writer prints every number exactly as the jansson path does. */
+START_TEST(writer_matches_jansson) {
+    const double values[] = {0.0,         -0.0,       1.0, -2.5,   1e20, 1e-5,      1.5e-7,
+                             123456789.0, 5000.00049, 0.1, -1e300, 1e21, 7.25e-300, 3.0e9};
+    for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
+        json_t *j = api_json_num(values[i]);
+        size_t jl, wl;
+        char *a = api_json_dump(j, &jl);
+        api_jw w;
+        api_jw_init(&w, 4);
+        api_jw_num(&w, values[i]);
+        char *b = api_jw_finish(&w, &wl);
+        ck_assert_msg(strcmp(a, b) == 0, "%.17g: jansson %s, writer %s", values[i], a, b);
+        free(a);
+        free(b);
+        json_decref(j);
+    }
+    /* strings: quotes, backslashes and control bytes are escaped */
+    api_jw w;
+    api_jw_init(&w, 1);
+    api_jw_str(&w, "a\"b\\c\n\x01");
+    size_t len;
+    char *s = api_jw_finish(&w, &len);
+    ck_assert_str_eq(s, "\"a\\\"b\\\\c\\u000a\\u0001\"");
+    free(s);
+}
+END_TEST
+
 Suite *api_codec_suite(void) {
     Suite *s = suite_create("api_codec");
     TCase *tc = tcase_create("cases");
@@ -213,6 +241,7 @@ Suite *api_codec_suite(void) {
     tcase_add_test(tc, error_table);
     tcase_add_test(tc, time_format);
     tcase_add_test(tc, number_precision);
+    tcase_add_test(tc, writer_matches_jansson);
     suite_add_tcase(s, tc);
     return s;
 }
