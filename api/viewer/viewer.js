@@ -516,7 +516,9 @@
     if (state.tool === 'reach' && state.reach.start) marker(state.reach.start, '#50e6c8', px);
 
     drawLinks(m, px);
-    if (state.tool === 'agents') drawAgents(px);
+    /* Agents stay visible (and keep moving) under every tool, so a path can
+       be inspected while the crowd runs. */
+    drawAgents(px);
     screenTransform();
     drawScaleBar();
   }
@@ -891,7 +893,7 @@
       rows.push(['cache', r.cache || '–', r.cache === 'hit' ? 'good' : '']);
       rows.push(['nodes expanded', r.nodes_expanded !== undefined ? String(r.nodes_expanded) : '–']);
       const ex = r.expanded || r.expanded_polygons;
-      rows.push(['expanded polys', Array.isArray(ex) ? String(ex.length) : 'not returned']);
+      rows.push(['expanded polys', Array.isArray(ex) ? String(ex.length) : 'tick "expanded"']);
       if (Array.isArray(r.links) && r.links.length)
         rows.push(['links', r.links.map((l) => `#${l.index} ${l.kind || ''}`).join(', ')]);
       rows.push(['latency', `${fmt(P.ms, 1)} ms (round trip)`]);
@@ -903,6 +905,9 @@
     app.dataset.pathCorners = String(corners);
     app.dataset.pathStatus = r ? r.status : '';
     app.dataset.pathLength = r ? String(r.length) : '';
+    app.dataset.pathCache = r && r.cache ? r.cache : '';
+    const ex = r && (r.expanded || r.expanded_polygons);
+    app.dataset.pathExpanded = Array.isArray(ex) ? String(ex.length) : '';
   }
 
   function renderRayOut() {
@@ -1101,7 +1106,11 @@
 
   async function runPath() {
     const P = state.path, seq = ++P.seq, name = state.meshName;
-    const body = { start: P.start, end: P.end, debug: true };
+    /* The expanded set needs debug: true, which the service answers around
+       its cache (bypass); without the toggle the cache is used and the
+       panel shows hit / miss. */
+    const body = { start: P.start, end: P.end };
+    if ($('show-expanded').checked) body.debug = true;
     if (!$('use-cache').checked) body.cache = false;
     try {
       const { data, ms } = await api('POST', meshUrl(name, '/path'), body);
@@ -1250,11 +1259,11 @@
 
   function frame(now) {
     const sim = state.sim;
-    if (state.tool === 'agents' && sim.running && state.agents.length && !sim.inflight) {
+    if (sim.running && state.agents.length && !sim.inflight) {
       const real = sim.lastSent ? Math.min((now - sim.lastSent) / 1000, MAX_STEP_DT) : 1 / 60;
       sim.lastSent = now;
       if (real > 0) stepAgents(real * sim.speed);
-    } else if (!sim.running || state.tool !== 'agents' || !state.agents.length) {
+    } else if (!sim.running || !state.agents.length) {
       sim.lastSent = 0;
     }
     if (state.dirty) draw();
@@ -1385,6 +1394,11 @@
       if (f) uploadFile(f);
     });
 
+    /* Editing the address's #name (or going back) switches mesh. */
+    window.addEventListener('hashchange', () => {
+      const name = decodeURIComponent(location.hash.replace(/^#/, ''));
+      if (name && name !== state.meshName && state.meshes.some((m) => m.name === name)) selectMesh(name);
+    });
     $('refresh').addEventListener('click', () => loadList());
     $('key-form').addEventListener('submit', (ev) => ev.preventDefault());
     const key = $('api-key');
@@ -1393,7 +1407,14 @@
 
     for (const b of $('tools').querySelectorAll('button')) b.addEventListener('click', () => setTool(b.dataset.tool));
     for (const b of $('agent-mode').querySelectorAll('button')) b.addEventListener('click', () => setAgentMode(b.dataset.mode));
-    for (const id of ['show-corridor', 'show-expanded']) $(id).addEventListener('change', redraw);
+    $('show-corridor').addEventListener('change', redraw);
+    /* Expanded polygons only come with debug: true, so asking for them re-runs the query. */
+    $('show-expanded').addEventListener('change', () => {
+      const r = state.path.result;
+      if ($('show-expanded').checked && state.path.end && r && !Array.isArray(r.expanded)) runPath();
+      redraw();
+    });
+    $('use-cache').addEventListener('change', () => { if (state.path.end) runPath(); });
     $('spawn').addEventListener('click', () => spawnRandom(Math.min(Math.max(Math.floor(Number($('spawn-n').value) || 1), 1), 500)));
     $('clear-agents').addEventListener('click', () => { state.agents = []; state.target = null; state.sim.steps = 0; renderAgentsOut(); redraw(); });
     $('play').addEventListener('click', togglePlay);

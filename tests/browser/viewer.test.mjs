@@ -242,7 +242,16 @@ async function run(browser, base) {
     const stats = await page.locator('#path-out').textContent();
     check('path panel shows length, algorithm, cache and latency',
       /length/.test(stats) && /algorithm/.test(stats) && /cache/.test(stats) && /ms/.test(stats), stats);
+    check('path went through the cache', ['miss', 'hit'].includes(await app.getAttribute('data-path-cache')),
+      `cache: ${await app.getAttribute('data-path-cache')}`);
+    // Ticking "expanded" re-asks with debug: true; the count must be the API's.
     await page.check('#show-expanded');
+    await page.waitForFunction(() => document.getElementById('app').dataset.pathExpanded !== '', null, { timeout: 10000 }).catch(() => {});
+    const dbg = (await apiJson(base, 'POST', '/v1/navmeshes/demo/path',
+      { start: sent.s, end: sent.e, debug: true, cache: false })).data;
+    const shownEx = await app.getAttribute('data-path-expanded');
+    check('expanded polygons shown as the API answers with debug', Array.isArray(dbg.expanded) && Number(shownEx) === dbg.expanded.length,
+      `viewer ${shownEx}, API ${dbg.expanded && dbg.expanded.length}`);
     await page.waitForTimeout(200);
     await page.screenshot({ path: path.join(BUILD, 'viewer-path.png') });
   }
@@ -294,12 +303,21 @@ async function run(browser, base) {
   if (has.step && has.path) await agents(page, app, base, pts, best, clickWorld, pathOf);
   else skip('agent simulation', missing(has.step ? 'path' : 'step'));
 
+  // The README's picture: the path tool again (its result is kept), with the
+  // paused agents still drawn on top.
+  if (best) {
+    await page.click('#tools button[data-tool="path"]');
+    await page.mouse.move(box.x + box.width - 5, box.y + 5);
+    await page.waitForTimeout(300);
+    await page.screenshot({ path: path.join(BUILD, 'viewer.png') });
+  }
+
   check('no console errors during normal use', consoleErrors.length === 0, consoleErrors.join(' | '));
   await uploadAndDelete(page, app, base, consoleErrors);
 
   // -- the README's screenshot
   const docs = path.join(ROOT, 'docs', 'viewer.png');
-  const shot = path.join(BUILD, 'viewer-path.png');
+  const shot = path.join(BUILD, 'viewer.png');
   if (fs.existsSync(shot) && (process.env.UPDATE_DOCS === '1' || !fs.existsSync(docs))) {
     fs.mkdirSync(path.dirname(docs), { recursive: true });
     fs.copyFileSync(shot, docs);
