@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -877,6 +878,38 @@ START_TEST(idle_connection_is_closed) {
 }
 END_TEST
 
+/* --request-timeout also bounds a client that trickles header bytes (each
+   byte resets libmicrohttpd's idle timer, so only the deadline cuts it). */
+START_TEST(trickled_headers_are_cut) {
+    th_server s;
+    const char *args[] = {"--request-timeout", "1", "--connection-timeout", "30", NULL};
+    ck_assert(th_start(&s, NULL, args) == 0);
+    th_conn c;
+    ck_assert_int_eq(th_connect(&c, s.port), 0);
+    const char *trickle = "GET /health HTTP/1.1\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    struct timespec gap = {0, 200 * 1000000L};
+    int closed = 0;
+    for (size_t i = 0; trickle[i] && !closed; i++) {
+        if (send(c.fd, &trickle[i], 1, MSG_NOSIGNAL) < 0)
+            closed = 1;
+        nanosleep(&gap, NULL);
+        char b;
+        if (recv(c.fd, &b, 1, MSG_DONTWAIT) == 0)
+            closed = 1;
+    }
+    /* 50 bytes at 5 bytes/s would take 10 s: the 1 s deadline (+ the reaper's
+       quarter-second tick) must have closed it long before */
+    ck_assert_msg(closed, "a client trickling headers was never cut");
+    th_close(&c);
+    th_response r;
+    th_json(s.port, "GET", "/health", NULL, &r); /* a normal client still gets through */
+    ck_assert_int_eq(r.status, 200);
+    th_response_free(&r);
+    ck_assert_int_eq(th_stop(&s), 0);
+    th_cleanup(&s);
+}
+END_TEST
+
 START_TEST(env_config_applies) {
     th_server s;
     setenv("NAVD_API_KEY", "from-env", 1);
@@ -1381,6 +1414,7 @@ Suite *api_http_suite(void) {
     tcase_add_test(tc, config_errors_exit_2);
     tcase_add_test(tc, env_config_applies);
     tcase_add_test(tc, idle_connection_is_closed);
+    tcase_add_test(tc, trickled_headers_are_cut);
     suite_add_tcase(s, tc);
     return s;
 }
