@@ -72,7 +72,7 @@ NAVD := $(if $(SAN),$(BUILD)/navd,$(BIN_DIR)/navd)
 TEST_RUNNER := $(BUILD)/check_navd
 BENCH_RUNNER := $(BUILD)/bench_navd
 
-.PHONY: all deps run test test-unit test-san bench clean format format-check help
+.PHONY: all deps run test test-unit test-san bench clean format format-check help test-browser
 
 all: $(NAVD) $(LIBNAV)
 
@@ -81,6 +81,7 @@ help:
 	@echo "make run        install missing deps, build, serve on :$(PORT) with $(DB)"
 	@echo "make test       install missing deps, run every test, then again under ASan+UBSan"
 	@echo "make bench      benchmarks (figures and ratios)"
+	@echo "make test-browser  the web viewer in headless Chromium (installs chromium, playwright-core)"
 	@echo "make deps       apt-get install the -dev packages pkg-config cannot find"
 	@echo "make format     clang-format every source file; format-check only checks"
 
@@ -162,6 +163,27 @@ test-san:
 bench: deps
 	@$(MAKE) --no-print-directory $(NAVD) $(BENCH_RUNNER)
 	NAVD_BIN=$(abspath $(NAVD)) $(BENCH_RUNNER)
+
+# The viewer in a real headless Chromium: Debian's chromium package (never a
+# downloaded browser) driven by playwright-core from npm. Installs only what is
+# missing. UPDATE_DOCS=1 refreshes docs/viewer.png from the run's screenshot.
+test-browser: deps
+	@$(MAKE) --no-print-directory $(NAVD)
+	@set -e; \
+	SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	need=""; \
+	[ -x /usr/bin/chromium ] || need="chromium"; \
+	command -v node >/dev/null 2>&1 || need="$$need nodejs"; \
+	command -v npm >/dev/null 2>&1 || need="$$need npm"; \
+	if [ -n "$$need" ]; then \
+	  echo "test-browser: installing$$need"; \
+	  $$SUDO apt-get update -qq; \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$need; \
+	fi; \
+	if [ ! -d tests/browser/node_modules/playwright-core ]; then \
+	  cd tests/browser && { npm ci --no-audit --no-fund || npm install --no-audit --no-fund; }; \
+	fi
+	NAVD_BIN=$(abspath $(NAVD)) node tests/browser/viewer.test.mjs
 
 clean:
 	rm -rf build $(BIN_DIR)

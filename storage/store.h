@@ -44,6 +44,13 @@ typedef struct store_meta {
 
 /* Opens (creating if needed) and migrates the database at path. */
 store_status store_open(const char *path, store **out);
+/*
+ * store_open that also writes a one-line reason into why (when why is not
+ * NULL), e.g. "database schema version 7 is newer than this navd supports
+ * (1); refusing to open it", for start-up to print. The store never logs.
+ * STORE_IO: not a database, unreadable, newer schema, or WAL unavailable.
+ */
+store_status store_open_detail(const char *path, store **out, char *why, size_t why_size);
 /* Closes the database; NULL is a no-op. */
 void store_close(store *s);
 

@@ -1,0 +1,60 @@
+/*
+ * api: the HTTP service as the process sees it: start a server over a
+ * registry of navmeshes with a configuration, read back its port, stop it.
+ *
+ * Everything HTTP and JSON stays inside api/; service/ only fills an
+ * api_config (from its own configuration table) and calls these.
+ */
+#ifndef API_H
+#define API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api/api_registry.h"
+#include "nav/nav_mesh.h"
+
+#define API_VERSION "0.1.0"
+
+/* Read-only once the server starts. Sizes in bytes, times in seconds. */
+typedef struct api_config {
+    const char *bind;            /* IPv4 or IPv6 literal address to listen on */
+    uint16_t port;               /* 0: an ephemeral port (read it back with api_server_port) */
+    unsigned threads;            /* worker threads (>= 1) */
+    const char *api_key;         /* NULL or "": writes need no key */
+    size_t max_body;             /* request body limit (413 beyond) */
+    unsigned max_batch;          /* queries per POST .../paths */
+    unsigned max_agents;         /* agents per POST .../step */
+    unsigned max_nodes;          /* search node pool per worker thread = hard cap of max_nodes */
+    nav_mesh_limits limits;      /* navmesh size limits for uploads */
+    size_t cache_bytes;          /* path cache budget (0 disables it) */
+    unsigned request_timeout;    /* whole request incl. body upload; 0 = none */
+    unsigned connection_timeout; /* idle keep-alive connection timeout */
+    unsigned max_connections;    /* concurrent connections */
+} api_config;
+
+typedef struct api_server api_server;
+
+/*
+ * Starts listening and serving on worker threads. cfg and reg are borrowed
+ * and must outlive the server. On failure returns NULL and writes a
+ * sentence into err.
+ */
+api_server *api_server_start(const api_config *cfg, api_registry *reg, char *err, size_t errlen);
+
+/* The port actually bound (the ephemeral one when cfg->port was 0). */
+uint16_t api_server_port(const api_server *s);
+
+/* Stops accepting, lets requests in flight finish, joins the workers and frees s. */
+void api_server_stop(api_server *s);
+
+/*
+ * Builds the demo navmesh (see api_demo.c for its layout). Returns NAV_OK
+ * and *out, or the build's status.
+ */
+nav_status api_demo_build(nav_mesh **out);
+
+/* Builds the demo navmesh and stores it as "demo"; 0 on success. */
+int api_demo_install(api_registry *reg);
+
+#endif

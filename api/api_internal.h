@@ -1,0 +1,90 @@
+/*
+ * api_internal: what api/ files share and nothing outside api/ sees: the
+ * per-request state handed to handlers, the reply functions, the server's
+ * read-only configuration and the route ids.
+ *
+ * A handler reads its inputs from api_req (path name, query arguments,
+ * body), calls nav_ / the registry, and answers with exactly one api_reply_*
+ * call. It never picks an HTTP status: api_code does (api_error.h).
+ */
+#ifndef API_INTERNAL_H
+#define API_INTERNAL_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "api/api.h"
+#include "api/api_error.h"
+#include "api/api_registry.h"
+#include "api/api_routes.h"
+
+/* Route flags checked by the dispatcher. */
+enum {
+    API_R_AUTH = 1u << 0, /* write route: needs the API key when one is configured */
+    API_R_JSON = 1u << 1, /* body required, application/json */
+    API_R_MESH = 1u << 2  /* body required, application/json, model/obj or text/plain */
+};
+
+typedef enum api_route_id {
+#define API_ROUTE_ENUM(id, method, pattern, handler, flags) API_ROUTE_##id,
+    API_ROUTE_LIST(API_ROUTE_ENUM)
+#undef API_ROUTE_ENUM
+        API_ROUTE_COUNT
+} api_route_id;
+
+/* Media type of the request body as the dispatcher classified it. */
+typedef enum api_body_type { API_BODY_NONE = 0, API_BODY_JSON, API_BODY_OBJ } api_body_type;
+
+typedef struct api_server api_server;
+typedef struct api_req api_req;
+
+typedef void (*api_handler)(api_req *r);
+
+#define API_ROUTE_DECLARE(id, method, pattern, handler, flags) void handler(api_req *r);
+API_ROUTE_LIST(API_ROUTE_DECLARE)
+#undef API_ROUTE_DECLARE
+
+/* ---- request accessors (valid during the handler) ---- */
+/* The server's configuration (read-only). */
+const api_config *api_req_config(const api_req *r);
+/* The navmesh registry. */
+api_registry *api_req_registry(const api_req *r);
+/* The validated {name} path segment, or "" when the route has none. */
+const char *api_req_name(const api_req *r);
+/* The request body (NUL-terminated, len excludes the NUL) and its type. */
+const char *api_req_body(const api_req *r, size_t *len, api_body_type *type);
+/* A query-string argument, or NULL. */
+const char *api_req_arg(const api_req *r, const char *key);
+
+/*
+ * Looks up the {name} navmesh with a reference taken (release it with
+ * api_entry_release), or replies 404 not_found and returns NULL.
+ */
+api_entry *api_req_mesh(api_req *r);
+
+/* ---- replies: exactly one per request ---- */
+/* JSON body (steals j). */
+void api_reply_json(api_req *r, api_code code, json_t *j);
+/* Any body (steals buf, malloc'd; len bytes) with a content type. */
+void api_reply_raw(api_req *r, api_code code, const char *content_type, char *buf, size_t len);
+/* No body (204). */
+void api_reply_empty(api_req *r, api_code code);
+/* The contract's error body for e. */
+void api_reply_error(api_req *r, const api_err *e);
+/* Shorthand: error with a formatted message. */
+void api_reply_fail(api_req *r, api_code code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* ---- metrics (api_metrics.c) ---- */
+/* Counts one finished request. route is an api_route_id or API_ROUTE_COUNT for "none". */
+void api_metrics_observe(unsigned route, unsigned http_status, double seconds);
+/* Writes the Prometheus text exposition (malloc'd). */
+char *api_metrics_render(api_registry *reg, size_t *len);
+
+/* The route table (api_server.c) for metrics labels. */
+const char *api_route_pattern(unsigned route);
+const char *api_route_method(unsigned route);
+
+#endif

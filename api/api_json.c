@@ -1,0 +1,184 @@
+/*
+ * api_json: parsing, printing and field validation of JSON (see api_json.h).
+ */
+#include "api/api_json.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+json_t *api_json_parse(const char *body, size_t len, api_err *e) {
+    json_error_t je;
+    if (len == 0) {
+        api_fail(e, API_E_INVALID_JSON, "the request body is empty; a JSON document is required");
+        return NULL;
+    }
+    /* JSON_ALLOW_NUL is off: an embedded NUL is an error, as any other byte error. */
+    json_t *j = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
+    if (!j) {
+        /* jansson's text is about the document only (never a path: we load from memory). */
+        api_fail(e, API_E_INVALID_JSON, "invalid JSON at line %d, column %d: %s", je.line,
+                 je.column, je.text);
+    }
+    return j;
+}
+
+char *api_json_dump(const json_t *j, size_t *len) {
+    char *s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9) |
+                                JSON_ENCODE_ANY);
+    if (len)
+        *len = s ? strlen(s) : 0;
+    return s;
+}
+
+json_t *api_json_num(double v) {
+    if (!isfinite(v))
+        return json_null();
+    /* Integral values print as reals too ("2.0") so a field's JSON type never changes. */
+    return json_real(v);
+}
+
+json_t *api_json_vec3(const float v[3]) {
+    return json_pack("[ooo]", api_json_num(v[0]), api_json_num(v[1]), api_json_num(v[2]));
+}
+
+const char *api_path(char *buf, size_t size, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, size, fmt, ap);
+    va_end(ap);
+    return buf;
+}
+
+api_code api_json_float(const json_t *v, const char *where, float *out, api_code code, api_err *e) {
+    if (!json_is_number(v))
+        return api_fail(e, code, "%s is not a finite number", where);
+    double d = json_number_value(v);
+    float f = (float)d;
+    if (!isfinite(d) || !isfinite(f))
+        return api_fail(e, code, "%s is not a finite number", where);
+    *out = f;
+    return API_OK;
+}
+
+api_code api_json_get_vec3(const json_t *v, const char *where, float out[3], api_code code,
+                           api_err *e) {
+    if (!json_is_array(v) || json_array_size(v) != 3)
+        return api_fail(e, code, "%s must be an array of 3 finite numbers", where);
+    for (size_t i = 0; i < 3; i++) {
+        char w[192];
+        api_code c = api_json_float(json_array_get(v, i),
+                                    api_path(w, sizeof w, "%s[%zu]", where, i), &out[i], code, e);
+        if (c != API_OK)
+            return c;
+    }
+    return API_OK;
+}
+
+api_code api_json_int_range(const json_t *v, const char *where, int64_t lo, int64_t hi,
+                            int64_t *out, api_code code, api_err *e) {
+    int64_t x;
+    if (json_is_integer(v)) {
+        x = (int64_t)json_integer_value(v);
+    } else if (json_is_real(v) && json_real_value(v) == floor(json_real_value(v)) &&
+               fabs(json_real_value(v)) < 9e15) {
+        x = (int64_t)json_real_value(v); /* 3.0 is an integer written by a float printer */
+    } else {
+        goto bad;
+    }
+    if (x < lo || x > hi)
+        goto bad;
+    *out = x;
+    return API_OK;
+bad:
+    if (lo == 0 && hi >= UINT32_MAX - 1)
+        return api_fail(e, code, "%s must be a non-negative integer", where);
+    return api_fail(e, code, "%s must be an integer from %lld to %lld", where, (long long)lo,
+                    (long long)hi);
+}
+
+static const char *member_path(char *buf, size_t size, const char *obj_where, const char *key) {
+    if (!obj_where || !*obj_where)
+        return api_path(buf, size, "%s", key);
+    return api_path(buf, size, "%s.%s", obj_where, key);
+}
+
+static api_code need_object(const json_t *obj, const char *obj_where, api_err *e) {
+    if (json_is_object(obj))
+        return API_OK;
+    if (!obj_where || !*obj_where)
+        return api_fail(e, API_E_BAD_REQUEST, "the request body must be a JSON object");
+    return api_fail(e, API_E_BAD_REQUEST, "%s must be an object", obj_where);
+}
+
+api_code api_obj_vec3(const json_t *obj, const char *obj_where, const char *key, bool required,
+                      float out[3], api_err *e) {
+    char w[192];
+    api_code c = need_object(obj, obj_where, e);
+    if (c != API_OK)
+        return c;
+    const json_t *v = json_object_get(obj, key);
+    member_path(w, sizeof w, obj_where, key);
+    if (!v || json_is_null(v)) {
+        if (required)
+            return api_fail(e, API_E_BAD_REQUEST, "%s is required", w);
+        return API_OK;
+    }
+    return api_json_get_vec3(v, w, out, API_E_BAD_REQUEST, e);
+}
+
+api_code api_obj_number(const json_t *obj, const char *obj_where, const char *key, bool required,
+                        double lo, double hi, double *out, api_err *e) {
+    char w[192];
+    api_code c = need_object(obj, obj_where, e);
+    if (c != API_OK)
+        return c;
+    const json_t *v = json_object_get(obj, key);
+    member_path(w, sizeof w, obj_where, key);
+    if (!v || json_is_null(v)) {
+        if (required)
+            return api_fail(e, API_E_BAD_REQUEST, "%s is required", w);
+        return API_OK;
+    }
+    if (!json_is_number(v) || !isfinite(json_number_value(v)))
+        return api_fail(e, API_E_BAD_REQUEST, "%s is not a finite number", w);
+    double d = json_number_value(v);
+    if (d < lo || d > hi)
+        return api_fail(e, API_E_BAD_REQUEST, "%s must be between %g and %g", w, lo, hi);
+    *out = d;
+    return API_OK;
+}
+
+api_code api_obj_bool(const json_t *obj, const char *obj_where, const char *key, bool *out,
+                      api_err *e) {
+    char w[192];
+    api_code c = need_object(obj, obj_where, e);
+    if (c != API_OK)
+        return c;
+    const json_t *v = json_object_get(obj, key);
+    if (!v || json_is_null(v))
+        return API_OK;
+    if (!json_is_boolean(v))
+        return api_fail(e, API_E_BAD_REQUEST, "%s must be true or false",
+                        member_path(w, sizeof w, obj_where, key));
+    *out = json_is_true(v);
+    return API_OK;
+}
+
+api_code api_obj_uint(const json_t *obj, const char *obj_where, const char *key, uint64_t lo,
+                      uint64_t hi, uint64_t *out, api_err *e) {
+    char w[192];
+    api_code c = need_object(obj, obj_where, e);
+    if (c != API_OK)
+        return c;
+    const json_t *v = json_object_get(obj, key);
+    if (!v || json_is_null(v))
+        return API_OK;
+    int64_t x;
+    c = api_json_int_range(v, member_path(w, sizeof w, obj_where, key), (int64_t)lo,
+                           hi > INT64_MAX ? INT64_MAX : (int64_t)hi, &x, API_E_BAD_REQUEST, e);
+    if (c == API_OK)
+        *out = (uint64_t)x;
+    return c;
+}

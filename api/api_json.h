@@ -1,0 +1,60 @@
+/*
+ * api_json: the JSON conventions of the service, in one place.
+ *
+ * Parsing rejects duplicate keys and reports jansson's line and column;
+ * output is compact, key order preserved and reals printed with 9
+ * significant digits, so a float32 coordinate round-trips and the same
+ * answer always serializes to the same bytes. The field readers name the
+ * offending field in their error ("queries[3].start[1] is not a finite
+ * number"); `where` is the field's full path as the client wrote it.
+ */
+#ifndef API_JSON_H
+#define API_JSON_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api/api_error.h"
+
+/* Parses a request body; NULL with e = invalid_json (line/column) on failure. */
+json_t *api_json_parse(const char *body, size_t len, api_err *e);
+
+/* Serializes compactly (9 significant digits); malloc'd, NUL-terminated. */
+char *api_json_dump(const json_t *j, size_t *len);
+
+/* json_real of a float/double (jansson cannot print non-finite reals: they become null). */
+json_t *api_json_num(double v);
+/* [x, y, z] */
+json_t *api_json_vec3(const float v[3]);
+
+/* Joins a field path: "queries[3]" + ".start" etc. into buf; returns buf. */
+const char *api_path(char *buf, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/*
+ * Field readers. Each returns API_OK, or fills e with `code` and a sentence
+ * naming `where` and returns that code. A missing optional field leaves *out
+ * untouched (the caller's default) and returns API_OK.
+ */
+/* A finite number representable as float. */
+api_code api_json_float(const json_t *v, const char *where, float *out, api_code code, api_err *e);
+/* [x, y, z] of finite numbers. */
+api_code api_json_get_vec3(const json_t *v, const char *where, float out[3], api_code code,
+                           api_err *e);
+/* An integer in [lo, hi]. */
+api_code api_json_int_range(const json_t *v, const char *where, int64_t lo, int64_t hi,
+                            int64_t *out, api_code code, api_err *e);
+
+/* Object member lookups with `required` semantics; `obj_where` names the object ("" for root). */
+api_code api_obj_vec3(const json_t *obj, const char *obj_where, const char *key, bool required,
+                      float out[3], api_err *e);
+api_code api_obj_number(const json_t *obj, const char *obj_where, const char *key, bool required,
+                        double lo, double hi, double *out, api_err *e);
+api_code api_obj_bool(const json_t *obj, const char *obj_where, const char *key, bool *out,
+                      api_err *e);
+api_code api_obj_uint(const json_t *obj, const char *obj_where, const char *key, uint64_t lo,
+                      uint64_t hi, uint64_t *out, api_err *e);
+
+#endif

@@ -1,0 +1,164 @@
+/*
+ * api_metrics: request counters and latency histograms, exposed as
+ * Prometheus text on GET /metrics.
+ *
+ * Every counter is a relaxed atomic in a fixed array indexed by route (the
+ * route's pattern, so /v1/navmeshes/{name} is one series however many
+ * meshes exist) and status class: recording a request takes no lock.
+ * Requests that matched no route count under route="none", method="other".
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api_cache_hook.h"
+#include "api/api_internal.h"
+
+#define NROUTES (API_ROUTE_COUNT + 1) /* + "none" */
+#define NCLASSES 5                    /* 1xx .. 5xx */
+
+/* Upper bounds of the latency buckets, seconds (+Inf is implicit). */
+static const double bucket_le[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+                                   0.05,   0.1,     0.25,   0.5,   1,      2.5,   10};
+#define NBUCKETS (sizeof bucket_le / sizeof bucket_le[0])
+
+static atomic_ullong requests[NROUTES][NCLASSES];
+static atomic_ullong buckets[NROUTES][NBUCKETS + 1]; /* per bucket (not cumulative); last = +Inf */
+static atomic_ullong duration_ns[NROUTES];
+
+static api_cache_stats_fn cache_fn;
+static void *cache_ctx;
+
+void api_cache_hook_set(api_cache_stats_fn fn, void *ctx) {
+    cache_ctx = ctx;
+    cache_fn = fn;
+}
+
+void api_metrics_observe(unsigned route, unsigned http_status, double seconds) {
+    if (route >= NROUTES)
+        route = API_ROUTE_COUNT;
+    unsigned cls = http_status / 100;
+    cls = cls >= 1 && cls <= 5 ? cls - 1 : 4;
+    atomic_fetch_add_explicit(&requests[route][cls], 1, memory_order_relaxed);
+    size_t b = 0;
+    while (b < NBUCKETS && seconds > bucket_le[b])
+        b++;
+    atomic_fetch_add_explicit(&buckets[route][b], 1, memory_order_relaxed);
+    double ns = seconds > 0 ? seconds * 1e9 : 0;
+    atomic_fetch_add_explicit(&duration_ns[route], (unsigned long long)ns, memory_order_relaxed);
+}
+
+/* A growable text buffer; on allocation failure it stops growing and render returns NULL. */
+typedef struct sbuf {
+    char *p;
+    size_t len, cap;
+    int failed;
+} sbuf;
+
+static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(sbuf *b, const char *fmt, ...) {
+    if (b->failed)
+        return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            b->failed = 1;
+            return;
+        }
+        if (b->p && b->len + (size_t)n < b->cap) {
+            b->len += (size_t)n;
+            return;
+        }
+        size_t cap = b->cap ? b->cap * 2 : 4096;
+        while (cap < b->len + (size_t)n + 1)
+            cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (!p) {
+            b->failed = 1;
+            return;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+}
+
+static const char *route_label(unsigned r) {
+    return r < API_ROUTE_COUNT ? api_route_pattern(r) : "none";
+}
+
+static const char *method_label(unsigned r) {
+    return r < API_ROUTE_COUNT ? api_route_method(r) : "other";
+}
+
+char *api_metrics_render(api_registry *reg, size_t *len) {
+    sbuf b = {0};
+    sb_printf(&b, "# HELP navd_requests_total HTTP requests answered, by route pattern, method "
+                  "and status class.\n# TYPE navd_requests_total counter\n");
+    for (unsigned r = 0; r < NROUTES; r++)
+        for (unsigned c = 0; c < NCLASSES; c++) {
+            unsigned long long n = atomic_load_explicit(&requests[r][c], memory_order_relaxed);
+            if (n)
+                sb_printf(&b,
+                          "navd_requests_total{route=\"%s\",method=\"%s\",status=\"%uxx\"} %llu\n",
+                          route_label(r), method_label(r), c + 1, n);
+        }
+    sb_printf(&b, "# HELP navd_request_duration_seconds Time from the request's headers to the "
+                  "response being queued, by route pattern.\n"
+                  "# TYPE navd_request_duration_seconds histogram\n");
+    for (unsigned r = 0; r < NROUTES; r++) {
+        unsigned long long cum = 0;
+        for (size_t i = 0; i <= NBUCKETS; i++)
+            cum += atomic_load_explicit(&buckets[r][i], memory_order_relaxed);
+        if (cum == 0)
+            continue;
+        cum = 0;
+        for (size_t i = 0; i <= NBUCKETS; i++) {
+            cum += atomic_load_explicit(&buckets[r][i], memory_order_relaxed);
+            if (i < NBUCKETS)
+                sb_printf(&b, "navd_request_duration_seconds_bucket{route=\"%s\",le=\"%g\"} %llu\n",
+                          route_label(r), bucket_le[i], cum);
+            else
+                sb_printf(&b,
+                          "navd_request_duration_seconds_bucket{route=\"%s\",le=\"+Inf\"} %llu\n",
+                          route_label(r), cum);
+        }
+        sb_printf(&b, "navd_request_duration_seconds_sum{route=\"%s\"} %.9f\n", route_label(r),
+                  (double)atomic_load_explicit(&duration_ns[r], memory_order_relaxed) / 1e9);
+        sb_printf(&b, "navd_request_duration_seconds_count{route=\"%s\"} %llu\n", route_label(r),
+                  cum);
+    }
+    sb_printf(&b,
+              "# HELP navd_navmeshes_loaded Navmeshes in memory.\n"
+              "# TYPE navd_navmeshes_loaded gauge\nnavd_navmeshes_loaded %zu\n",
+              api_registry_count(reg));
+    api_cache_stats cs = {0};
+    if (cache_fn)
+        cache_fn(cache_ctx, &cs);
+    sb_printf(&b,
+              "# HELP navd_path_cache_hits Path queries answered from the cache.\n"
+              "# TYPE navd_path_cache_hits counter\nnavd_path_cache_hits %llu\n"
+              "# HELP navd_path_cache_misses Path queries searched and stored.\n"
+              "# TYPE navd_path_cache_misses counter\nnavd_path_cache_misses %llu\n"
+              "# HELP navd_path_cache_evictions Entries evicted to stay within the budget.\n"
+              "# TYPE navd_path_cache_evictions counter\n"
+              "navd_path_cache_evictions %llu\n"
+              "# HELP navd_path_cache_entries Entries in the path cache.\n"
+              "# TYPE navd_path_cache_entries gauge\nnavd_path_cache_entries %llu\n"
+              "# HELP navd_path_cache_bytes Bytes held by the path cache.\n"
+              "# TYPE navd_path_cache_bytes gauge\nnavd_path_cache_bytes %llu\n",
+              (unsigned long long)cs.hits, (unsigned long long)cs.misses,
+              (unsigned long long)cs.evictions, (unsigned long long)cs.entries,
+              (unsigned long long)cs.bytes);
+    if (b.failed) {
+        free(b.p);
+        return NULL;
+    }
+    *len = b.len;
+    return b.p;
+}

@@ -1,0 +1,29 @@
+/*
+ * api_routes: the declarative route table of the HTTP API.
+ *
+ * One row per (method, path pattern): the route's id, its handler and the
+ * flags the dispatcher checks before the handler runs (see api_internal.h:
+ * API_R_AUTH write route, API_R_JSON / API_R_MESH body content types).
+ * A pattern segment "{name}" matches one path segment, validated as a
+ * navmesh name before the handler runs (400 bad_request otherwise).
+ *
+ * HOW TO ADD A ROUTE: write `void api_h_<x>(api_req *r)` in your own
+ * api/api_<x>.c (decode, call nav_, encode, reply with api_reply_*), then
+ * add ONE row below. The handler prototype, dispatch, 404/405/415/401/400
+ * checks, metrics and logging all come from this row. Rows with the same
+ * pattern share one Allow header. Keep rows of one pattern together.
+ */
+#ifndef API_ROUTES_H
+#define API_ROUTES_H
+
+/* X(id, method, pattern, handler, flags) */
+#define API_ROUTE_LIST(X)                                                                          \
+    X(HEALTH, "GET", "/health", api_h_health, 0)                                                   \
+    X(METRICS, "GET", "/metrics", api_h_metrics, 0)                                                \
+    X(MESH_LIST, "GET", "/v1/navmeshes", api_h_mesh_list, 0)                                       \
+    X(MESH_GET, "GET", "/v1/navmeshes/{name}", api_h_mesh_get, 0)                                  \
+    X(MESH_PUT, "PUT", "/v1/navmeshes/{name}", api_h_mesh_put, API_R_AUTH | API_R_MESH)            \
+    X(MESH_DELETE, "DELETE", "/v1/navmeshes/{name}", api_h_mesh_delete, API_R_AUTH)                \
+    /* queries (api_query.c) and further routes go below */
+
+#endif

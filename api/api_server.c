@@ -1,0 +1,560 @@
+/*
+ * api_server: the libmicrohttpd daemon, the per-request state and the
+ * dispatcher that runs the route table (api_routes.h).
+ *
+ * Flow of one request, all on one MHD worker thread:
+ * 1. First call (headers read): allocate api_req in *con_cls, match the
+ *    route and run the generic checks in a fixed order: 404 unknown path,
+ *    405 known path with another method (+ Allow), 401 missing API key on a
+ *    write route, 400 bad navmesh name, 415 body content type, 413 when
+ *    Content-Length is over the limit. A failed check answers at once,
+ *    before any body byte is read.
+ * 2. Body calls: append to the buffer; past --max-body the rest is
+ *    discarded and the answer is 413; past --request-timeout the
+ *    connection is dropped (a trickling client cannot hold a worker).
+ * 3. Last call: run the handler, which replies once.
+ * 4. Completion callback: one log line, the metrics, free api_req.
+ */
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "api/api_internal.h"
+#include "api/api_json.h"
+#include "api/api_log.h"
+#include "api/api_query.h"
+
+typedef struct api_route {
+    const char *method;
+    const char *pattern;
+    api_handler handler;
+    unsigned flags;
+} api_route;
+
+static const api_route routes[API_ROUTE_COUNT] = {
+#define API_ROUTE_ROW(id, m, p, h, f) [API_ROUTE_##id] = {m, p, h, f},
+    API_ROUTE_LIST(API_ROUTE_ROW)
+#undef API_ROUTE_ROW
+};
+
+const char *api_route_pattern(unsigned route) {
+    return route < API_ROUTE_COUNT ? routes[route].pattern : "none";
+}
+
+const char *api_route_method(unsigned route) {
+    return route < API_ROUTE_COUNT ? routes[route].method : "other";
+}
+
+struct api_server {
+    struct MHD_Daemon *daemon;
+    const api_config *cfg;
+    api_registry *reg;
+    uint16_t port;
+    atomic_uint in_flight; /* requests between their first call and completion */
+};
+
+struct api_req {
+    api_server *srv;
+    struct MHD_Connection *conn;
+    unsigned route; /* API_ROUTE_COUNT while unmatched */
+    char method[16];
+    char path[200];
+    char name[66];
+    api_body_type body_type;
+    char *body;
+    size_t body_len, body_cap;
+    int too_large;
+    int replied;
+    api_err pending;     /* a failed generic check, answered at the right moment */
+    unsigned allow_from; /* for 405: a route whose pattern matched the path */
+    unsigned status;
+    size_t resp_bytes;
+    struct timespec t0;
+};
+
+static double elapsed_s(const struct timespec *t0) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* ---- accessors ---- */
+
+const api_config *api_req_config(const api_req *r) {
+    return r->srv->cfg;
+}
+
+api_registry *api_req_registry(const api_req *r) {
+    return r->srv->reg;
+}
+
+const char *api_req_name(const api_req *r) {
+    return r->name;
+}
+
+const char *api_req_body(const api_req *r, size_t *len, api_body_type *type) {
+    if (len)
+        *len = r->body_len;
+    if (type)
+        *type = r->body_type;
+    return r->body ? r->body : "";
+}
+
+const char *api_req_arg(const api_req *r, const char *key) {
+    return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
+}
+
+api_entry *api_req_mesh(api_req *r) {
+    api_entry *e = api_registry_get(r->srv->reg, r->name);
+    if (!e)
+        api_reply_fail(r, API_E_NOT_FOUND, "navmesh '%s' does not exist", r->name);
+    return e;
+}
+
+/* ---- replies ---- */
+
+static void queue(api_req *r, api_code code, struct MHD_Response *resp, size_t len,
+                  const char *content_type) {
+    if (!resp) {
+        /* Out of memory building the response: MHD closes the connection. */
+        r->replied = 1;
+        return;
+    }
+    if (content_type)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+    if (code == API_E_METHOD_NOT_ALLOWED) {
+        char allow[64] = "";
+        for (unsigned i = 0; i < API_ROUTE_COUNT; i++) {
+            if (strcmp(routes[i].pattern, routes[r->allow_from].pattern))
+                continue;
+            if (!strstr(allow, routes[i].method)) {
+                if (allow[0])
+                    strncat(allow, ", ", sizeof allow - strlen(allow) - 1);
+                strncat(allow, routes[i].method, sizeof allow - strlen(allow) - 1);
+            }
+        }
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
+    }
+    if (code == API_E_UNAUTHORIZED)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+    r->status = api_code_http(code);
+    r->resp_bytes = len;
+    r->replied = 1;
+    MHD_queue_response(r->conn, r->status, resp);
+    MHD_destroy_response(resp);
+}
+
+void api_reply_raw(api_req *r, api_code code, const char *content_type, char *buf, size_t len) {
+    if (r->replied) {
+        free(buf);
+        return;
+    }
+    struct MHD_Response *resp =
+        buf ? MHD_create_response_from_buffer_with_free_callback(len, buf, free) : NULL;
+    if (!resp)
+        free(buf);
+    queue(r, code, resp, len, content_type);
+}
+
+void api_reply_json(api_req *r, api_code code, json_t *j) {
+    size_t len = 0;
+    char *s = j ? api_json_dump(j, &len) : NULL;
+    json_decref(j);
+    if (!s && !r->replied) {
+        api_reply_fail(r, API_E_UNAVAILABLE, "out of memory while encoding the response");
+        return;
+    }
+    api_reply_raw(r, code, "application/json", s, len);
+}
+
+void api_reply_empty(api_req *r, api_code code) {
+    if (r->replied)
+        return;
+    queue(r, code, MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT), 0, NULL);
+}
+
+void api_reply_error(api_req *r, const api_err *e) {
+    if (r->replied)
+        return;
+    api_code code = api_code_is_error(e->code) ? e->code : API_E_INTERNAL;
+    json_t *j = json_pack("{s:{s:s,s:s}}", "error", "code", api_code_name(code), "message",
+                          e->message[0] ? e->message : api_code_name(code));
+    size_t len = 0;
+    char *s = j ? api_json_dump(j, &len) : NULL;
+    json_decref(j);
+    if (!s) {
+        /* Last resort without allocating: a fixed body. */
+        static const char oom[] =
+            "{\"error\":{\"code\":\"unavailable\",\"message\":\"out of memory\"}}";
+        queue(r, API_E_UNAVAILABLE,
+              MHD_create_response_from_buffer(sizeof oom - 1, (void *)oom, MHD_RESPMEM_PERSISTENT),
+              sizeof oom - 1, "application/json");
+        return;
+    }
+    api_reply_raw(r, code, "application/json", s, len);
+}
+
+void api_reply_fail(api_req *r, api_code code, const char *fmt, ...) {
+    api_err e = {.code = code};
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e.message, sizeof e.message, fmt, ap);
+    va_end(ap);
+    api_reply_error(r, &e);
+}
+
+/* ---- dispatch checks ---- */
+
+/* Matches path against pattern; copies the {name} segment into name. */
+static int match(const char *pattern, const char *path, char *name, size_t name_size) {
+    const char *p = pattern, *u = path;
+    while (*p && *u) {
+        if (strncmp(p, "{name}", 6) == 0) {
+            const char *end = strchr(u, '/');
+            size_t n = end ? (size_t)(end - u) : strlen(u);
+            if (n == 0)
+                return 0;
+            /* An oversized name becomes "" so it fails validation (400), not 404. */
+            if (n < name_size) {
+                memcpy(name, u, n);
+                name[n] = '\0';
+            } else {
+                name[0] = '\0';
+            }
+            p += 6;
+            u += n;
+            continue;
+        }
+        if (*p != *u)
+            return 0;
+        p++;
+        u++;
+    }
+    return *p == '\0' && *u == '\0';
+}
+
+static int valid_name(const char *s) {
+    size_t n = strlen(s);
+    if (n < 1 || n > 64)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '.' || c == '-'))
+            return 0;
+    }
+    return 1;
+}
+
+/* Constant time in the key's length: no early exit on the first differing byte. */
+static int key_matches(const char *header, const char *key) {
+    static const char prefix[] = "Bearer ";
+    if (!header || strncasecmp(header, prefix, sizeof prefix - 1) != 0)
+        return 0;
+    const char *given = header + sizeof prefix - 1;
+    size_t glen = strlen(given), klen = strlen(key);
+    unsigned diff = (unsigned)(glen != klen);
+    for (size_t i = 0; i < klen; i++)
+        diff |= (unsigned char)key[i] ^ (unsigned char)(i < glen ? given[i] : 0);
+    return diff == 0;
+}
+
+/* Media type without parameters, compared case-insensitively. */
+static int media_is(const char *ct, const char *type) {
+    size_t n = strlen(type);
+    if (strncasecmp(ct, type, n) != 0)
+        return 0;
+    ct += n;
+    while (*ct == ' ' || *ct == '\t')
+        ct++;
+    return *ct == '\0' || *ct == ';';
+}
+
+static api_body_type classify_body(const char *ct, unsigned flags) {
+    if (!ct)
+        return API_BODY_NONE;
+    while (*ct == ' ')
+        ct++;
+    if (media_is(ct, "application/json"))
+        return API_BODY_JSON;
+    if ((flags & API_R_MESH) && (media_is(ct, "model/obj") || media_is(ct, "text/plain")))
+        return API_BODY_OBJ;
+    return API_BODY_NONE;
+}
+
+/* Runs the generic checks; 0 when the request may proceed, else r->pending says why. */
+static int precheck(api_req *r, const char *url, const char *method) {
+    api_err *e = &r->pending;
+    const api_config *cfg = r->srv->cfg;
+    int path_known = 0;
+    char name[66];
+    for (unsigned i = 0; i < API_ROUTE_COUNT; i++) {
+        name[0] = '\0';
+        if (!match(routes[i].pattern, url, name, sizeof name))
+            continue;
+        if (!path_known)
+            r->allow_from = i; /* for the Allow header when no method matches */
+        path_known = 1;
+        if (strcmp(routes[i].method, method) == 0) {
+            r->route = i;
+            snprintf(r->name, sizeof r->name, "%s", name);
+            goto matched;
+        }
+    }
+    if (!path_known) {
+        api_fail(e, API_E_NOT_FOUND, "no such endpoint: %.15s %.100s", method, url);
+        return -1;
+    }
+    api_fail(e, API_E_METHOD_NOT_ALLOWED, "%.15s is not allowed on %s", method,
+             routes[r->allow_from].pattern);
+    return -1;
+matched:;
+    const api_route *rt = &routes[r->route];
+    if ((rt->flags & API_R_AUTH) && cfg->api_key && cfg->api_key[0] &&
+        !key_matches(
+            MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
+            cfg->api_key)) {
+        api_fail(e, API_E_UNAUTHORIZED,
+                 "this endpoint requires the API key as 'Authorization: Bearer <key>'");
+        return -1;
+    }
+    if (strstr(rt->pattern, "{name}") && !valid_name(name)) {
+        api_fail(e, API_E_BAD_REQUEST,
+                 "the navmesh name must be 1 to 64 characters from A-Z a-z 0-9 _ . -");
+        return -1;
+    }
+    if (rt->flags & (API_R_JSON | API_R_MESH)) {
+        const char *ct =
+            MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+        r->body_type = classify_body(ct, rt->flags);
+        if (r->body_type == API_BODY_NONE) {
+            api_fail(e, API_E_UNSUPPORTED_MEDIA_TYPE, "%s",
+                     (rt->flags & API_R_MESH)
+                         ? "the body must be application/json, model/obj or text/plain"
+                         : "the body must be application/json");
+            return -1;
+        }
+        const char *cl =
+            MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+        if (cl) {
+            char *end;
+            unsigned long long n = strtoull(cl, &end, 10);
+            if (n > cfg->max_body) {
+                api_fail(e, API_E_PAYLOAD_TOO_LARGE,
+                         "the body is %llu bytes, over the limit of %zu bytes", n, cfg->max_body);
+                return -1;
+            }
+            /* Reserve what was announced (bounded by max_body) to avoid regrowing. */
+            if (n > 0) {
+                r->body = malloc((size_t)n + 1);
+                r->body_cap = r->body ? (size_t)n + 1 : 0;
+            }
+        }
+    }
+    return 0;
+}
+
+/* True when the client announced a request body (Content-Length > 0 or chunked). */
+static int body_pending(struct MHD_Connection *conn) {
+    const char *cl =
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    const char *te =
+        MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+    return (cl && strtoull(cl, NULL, 10) > 0) || te != NULL;
+}
+
+static int append_body(api_req *r, const char *data, size_t n) {
+    size_t max = r->srv->cfg->max_body;
+    if (r->too_large || r->body_len + n > max) {
+        r->too_large = 1;
+        free(r->body);
+        r->body = NULL;
+        r->body_len = r->body_cap = 0;
+        return 0;
+    }
+    if (r->body_len + n + 1 > r->body_cap) {
+        size_t cap = r->body_cap ? r->body_cap : 4096;
+        while (cap < r->body_len + n + 1)
+            cap *= 2;
+        char *b = realloc(r->body, cap);
+        if (!b)
+            return -1;
+        r->body = b;
+        r->body_cap = cap;
+    }
+    memcpy(r->body + r->body_len, data, n);
+    r->body_len += n;
+    r->body[r->body_len] = '\0';
+    return 0;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls) {
+    api_server *srv = cls;
+    api_req *r = *con_cls;
+    if (!r) {
+        r = calloc(1, sizeof *r);
+        if (!r)
+            return MHD_NO;
+        clock_gettime(CLOCK_MONOTONIC, &r->t0);
+        r->srv = srv;
+        r->conn = conn;
+        r->route = API_ROUTE_COUNT;
+        atomic_fetch_add(&srv->in_flight, 1);
+        snprintf(r->method, sizeof r->method, "%s", method);
+        snprintf(r->path, sizeof r->path, "%s", url);
+        *con_cls = r;
+        if (precheck(r, url, method) != 0 && body_pending(conn)) {
+            /* Answer before reading a body we would refuse (MHD then closes the
+               connection). Without a body, wait for the last call so that the
+               connection can be kept alive. */
+            api_reply_error(r, &r->pending);
+        }
+        return MHD_YES;
+    }
+    if (*upload_data_size) {
+        unsigned tmo = srv->cfg->request_timeout;
+        if (tmo && elapsed_s(&r->t0) > tmo) {
+            api_log(API_LOG_WARN, "%s %s: request timeout while reading the body, closing",
+                    r->method, r->path);
+            return MHD_NO;
+        }
+        if (!r->replied && append_body(r, upload_data, *upload_data_size) != 0)
+            return MHD_NO;
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    if (r->replied)
+        return MHD_YES;
+    if (r->pending.code != API_OK) {
+        api_reply_error(r, &r->pending);
+        return MHD_YES;
+    }
+    if (r->too_large) {
+        api_reply_fail(r, API_E_PAYLOAD_TOO_LARGE, "the body is over the limit of %zu bytes",
+                       srv->cfg->max_body);
+        return MHD_YES;
+    }
+    routes[r->route].handler(r);
+    if (!r->replied)
+        api_reply_fail(r, API_E_INTERNAL, "the request could not be answered");
+    return MHD_YES;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe) {
+    api_req *r = *con_cls;
+    api_server *srv = cls;
+    if (!r)
+        return;
+    *con_cls = NULL;
+    double s = elapsed_s(&r->t0);
+    /* Requests refused by the generic checks count under route "none". */
+    api_metrics_observe(r->pending.code == API_OK ? r->route : API_ROUTE_COUNT, r->status, s);
+    if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+        api_log(API_LOG_INFO, "%s %s %u %.3fms %zuB", r->method, r->path, r->status, s * 1e3,
+                r->resp_bytes);
+    else
+        api_log(API_LOG_INFO, "%s %s %u %.3fms %zuB (connection ended early)", r->method, r->path,
+                r->status, s * 1e3, r->resp_bytes);
+    free(r->body);
+    free(r);
+    atomic_fetch_sub(&srv->in_flight, 1);
+}
+
+static void on_mhd_log(void *cls, const char *fmt, va_list ap) {
+    char line[512];
+    vsnprintf(line, sizeof line, fmt, ap);
+    size_t n = strlen(line);
+    while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+        line[--n] = '\0';
+    api_log(API_LOG_WARN, "http: %s", line);
+}
+
+api_server *api_server_start(const api_config *cfg, api_registry *reg, char *err, size_t errlen) {
+    struct sockaddr_in sin;
+    struct sockaddr_in6 sin6;
+    struct sockaddr *sa;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG |
+                     MHD_USE_ITC; /* MHD_quiesce_daemon needs it with a thread pool */
+    memset(&sin, 0, sizeof sin);
+    memset(&sin6, 0, sizeof sin6);
+    if (inet_pton(AF_INET, cfg->bind, &sin.sin_addr) == 1) {
+        sin.sin_family = AF_INET;
+        sin.sin_port = htons(cfg->port);
+        sa = (struct sockaddr *)&sin;
+    } else if (inet_pton(AF_INET6, cfg->bind, &sin6.sin6_addr) == 1) {
+        sin6.sin6_family = AF_INET6;
+        sin6.sin6_port = htons(cfg->port);
+        sa = (struct sockaddr *)&sin6;
+        flags |= MHD_USE_IPv6;
+    } else {
+        snprintf(err, errlen, "--bind %s is not an IPv4 or IPv6 address", cfg->bind);
+        return NULL;
+    }
+    api_server *s = calloc(1, sizeof *s);
+    if (!s) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    s->cfg = cfg;
+    s->reg = reg;
+    if (api_query_init(cfg) != 0) {
+        snprintf(err, errlen, "the query module could not start (out of memory)");
+        free(s);
+        return NULL;
+    }
+    struct MHD_OptionItem opts[] = {
+        {MHD_OPTION_SOCK_ADDR, 0, sa},
+        {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, s},
+        {MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)cfg->connection_timeout, NULL},
+        {MHD_OPTION_CONNECTION_LIMIT, (intptr_t)cfg->max_connections, NULL},
+        {cfg->threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, (intptr_t)cfg->threads,
+         NULL},
+        {MHD_OPTION_END, 0, NULL},
+    };
+    /* The logger goes first so that MHD reports option errors through it. */
+    s->daemon =
+        MHD_start_daemon(flags, cfg->port, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER,
+                         on_mhd_log, NULL, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
+    if (!s->daemon) {
+        snprintf(err, errlen, "cannot listen on %s:%u (address in use or not permitted)", cfg->bind,
+                 (unsigned)cfg->port);
+        api_query_shutdown();
+        free(s);
+        return NULL;
+    }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
+    s->port = info ? info->port : cfg->port;
+    return s;
+}
+
+uint16_t api_server_port(const api_server *s) {
+    return s->port;
+}
+
+void api_server_stop(api_server *s) {
+    if (!s)
+        return;
+    /* Stop accepting first, then let requests in flight finish (bounded, so
+       a stuck client cannot block shutdown), then close idle keep-alive
+       connections and join the workers; their per-thread query scratch is
+       freed as they exit. */
+    MHD_socket lsock = MHD_quiesce_daemon(s->daemon);
+    for (int i = 0; i < 1000 && atomic_load(&s->in_flight) > 0; i++)
+        usleep(10 * 1000);
+    MHD_stop_daemon(s->daemon);
+    if (lsock != MHD_INVALID_SOCKET)
+        close(lsock);
+    api_query_shutdown();
+    free(s);
+}

@@ -1,0 +1,45 @@
+/*
+ * api_viewer: the web viewer's files, compiled into the binary, and the
+ * routes that serve them (GET / and GET /viewer/<file>).
+ *
+ * The table below is generated at build time by tests/tools/embed.c from
+ * api/viewer/ (see the Makefile): the service needs no files on disk and no
+ * network to serve its UI. Lookup only ever returns a table row, so a request
+ * path can never reach the file system.
+ */
+#ifndef API_VIEWER_H
+#define API_VIEWER_H
+
+#include <stddef.h>
+
+struct MHD_Connection;
+
+/* One embedded file. data is static and NUL-terminated (len excludes it). */
+typedef struct api_viewer_asset {
+    const char *name;         /* base name, e.g. "viewer.js" */
+    const char *content_type; /* e.g. "text/javascript; charset=utf-8" */
+    const char *etag;         /* quoted strong validator: a hash of data */
+    const unsigned char *data;
+    size_t len;
+} api_viewer_asset;
+
+/* Generated: api_viewer_asset_count rows, then one all-zero sentinel row. */
+extern const api_viewer_asset api_viewer_assets[];
+extern const unsigned api_viewer_asset_count;
+
+/*
+ * The asset a GET path names: "/" and "/index.html" give index.html,
+ * "/viewer/<name>" gives <name>. NULL for anything else (the caller answers
+ * 404 with the usual error body). path must be the URL path without query.
+ */
+const api_viewer_asset *api_viewer_find(const char *path);
+
+/*
+ * Queues the asset on c: 200 with the body, Content-Type, ETag and
+ * Cache-Control: no-cache (browsers revalidate, so a new binary's viewer is
+ * seen at once), or 304 without a body when If-None-Match carries the ETag.
+ * Returns the MHD_Result of MHD_queue_response (MHD_NO on failure).
+ */
+int api_viewer_queue(struct MHD_Connection *c, const api_viewer_asset *a);
+
+#endif

@@ -1,0 +1,1403 @@
+/*
+ * navd viewer: a single page that draws a stored navmesh top-down and runs
+ * the service's queries against it (path, raycast, reachable, steering step).
+ *
+ * Plain JavaScript, no framework and no network beyond navd itself: it is
+ * compiled into the navd binary and served at GET /.
+ *
+ * Conventions
+ * - World axes: x to the right, z DOWNWARD on screen, y (up) out of the
+ *   screen. With the contract's right-handed, y-up axes this is the mesh
+ *   seen from above. Screen position = (world - view centre) * scale + half
+ *   the canvas size.
+ * - A click gives (x, z). Its y is taken client-side from the topmost
+ *   polygon whose xz outline contains the point (Alt+click: the lowest), at
+ *   the height of that polygon's surface (the detail mesh when the mesh has
+ *   one, else the polygon's fan triangulation). A click outside every polygon
+ *   uses the height of the nearest polygon; the service then snaps it within
+ *   the default extents [2, 4, 2].
+ * - Connected components are computed here from the exported mesh: polygons
+ *   sharing an edge (vertices welded within 1e-4 m) or joined by an off-mesh
+ *   link (counted two-way, as the metadata's `components` is).
+ *
+ * For tests the root element #app carries data attributes (data-mesh,
+ * data-ready, data-path-corners, data-path-status, data-agents,
+ * data-agents-moved, ...) and window.navdViewer exposes the state and the
+ * world <-> canvas transform.
+ */
+(function () {
+  'use strict';
+
+  const $ = (id) => document.getElementById(id);
+  const app = $('app');
+  const canvas = $('view');
+  const ctx = canvas.getContext('2d');
+
+  const MAX_STEP_DT = 0.1; /* s of real time per step request, before the speed multiplier */
+  const AGENT_COLORS = ['#ffd166', '#06d6a0', '#ef476f', '#7bdff2', '#f4a261', '#c77dff', '#90be6d', '#ff8fab'];
+
+  const state = {
+    apiKey: sessionStorage.getItem('navd.apiKey') || '',
+    meshes: [],
+    meshName: null,
+    meta: null,
+    mesh: null, /* prepared geometry, see prepareMesh */
+    loadSeq: 0,
+    view: { cx: 0, cz: 0, scale: 10 },
+    size: { w: 1, h: 1, dpr: 1 },
+    tool: 'path',
+    hover: null,
+    path: { start: null, end: null, result: null, ms: 0, seq: 0 },
+    ray: { start: null, end: null, result: null, ms: 0 },
+    reach: { start: null, result: null, set: null, ms: 0 },
+    agents: [],
+    agentMode: 'place',
+    target: null,
+    sim: { running: true, speed: 1, inflight: false, lastSent: 0, steps: 0, ms: 0, once: false },
+    nextAgentId: 1,
+    dirty: true,
+    errors: 0,
+  };
+
+  /* ------------------------------------------------------------------ API */
+
+  class ApiError extends Error {
+    constructor(code, message, status) {
+      super(message);
+      this.code = code;
+      this.status = status;
+    }
+  }
+
+  /*
+   * One request to navd. Resolves to {data, ms, status}; rejects with an
+   * ApiError carrying the contract's error code and message (or a synthetic
+   * code for network failures and malformed bodies), never a bare exception.
+   */
+  async function api(method, path, body, contentType) {
+    const headers = {};
+    let payload;
+    if (body instanceof Blob) {
+      payload = body;
+      headers['Content-Type'] = contentType;
+    } else if (body !== undefined) {
+      payload = JSON.stringify(body);
+      headers['Content-Type'] = 'application/json';
+    }
+    if (state.apiKey) headers.Authorization = 'Bearer ' + state.apiKey;
+    const t0 = performance.now();
+    let res, text;
+    try {
+      res = await fetch(path, { method, headers, body: payload, cache: 'no-store' });
+      text = await res.text();
+    } catch (e) {
+      throw new ApiError('network', `cannot reach navd (${e.message})`, 0);
+    }
+    const ms = performance.now() - t0;
+    let data = null;
+    if (text) {
+      try {
+        data = JSON.parse(text);
+      } catch (e) {
+        if (res.ok) throw new ApiError('bad_response', `${method} ${path} returned a body that is not JSON`, res.status);
+      }
+    }
+    if (!res.ok) {
+      const err = data && data.error ? data.error : {};
+      throw new ApiError(err.code || `http_${res.status}`,
+        err.message || (text ? text.slice(0, 200) : res.statusText || 'request failed'), res.status);
+    }
+    return { data, ms, status: res.status };
+  }
+
+  const meshUrl = (name, suffix) => `/v1/navmeshes/${encodeURIComponent(name)}${suffix || ''}`;
+
+  /* ------------------------------------------------------------ messages */
+
+  function showError(err, context) {
+    const code = err instanceof ApiError ? err.code : 'client_error';
+    const status = err instanceof ApiError && err.status ? ` ${err.status}` : '';
+    state.errors++;
+    app.dataset.errorCount = String(state.errors);
+    app.dataset.lastError = code;
+    addMessage('error', code + status, (context ? context + ': ' : '') + (err.message || String(err)));
+  }
+
+  function showInfo(text) {
+    addMessage('info', 'ok', text, 4000);
+  }
+
+  function addMessage(kind, code, text, ttl) {
+    const box = $('messages');
+    /* The same message twice in a row (a failing step every frame) is shown once. */
+    const last = box.lastElementChild;
+    if (last && last.dataset.key === code + '|' + text) return;
+    while (box.children.length >= 5) box.firstElementChild.remove();
+    const el = document.createElement('div');
+    el.className = 'msg ' + kind;
+    el.dataset.key = code + '|' + text;
+    const c = document.createElement('span');
+    c.className = 'code';
+    c.textContent = code;
+    const t = document.createElement('span');
+    t.className = 'text';
+    t.textContent = text;
+    const x = document.createElement('button');
+    x.type = 'button';
+    x.title = 'Dismiss';
+    x.textContent = '×';
+    x.addEventListener('click', () => el.remove());
+    el.append(c, t, x);
+    box.append(el);
+    if (ttl) setTimeout(() => el.remove(), ttl);
+  }
+
+  /* ------------------------------------------------------------ geometry */
+
+  /* Twice the signed xz area of triangle (a, b, c), points as [x, z]. */
+  const cross2 = (ax, az, bx, bz, cx, cz) => (bx - ax) * (cz - az) - (bz - az) * (cx - ax);
+
+  /*
+   * Turns the upload-format JSON into what drawing and picking need:
+   * per-polygon outlines, bounds, mean height, xz area, neighbours (edges
+   * shared after welding), boundary edges, link endpoints' polygons and
+   * connected components.
+   */
+  function prepareMesh(json) {
+    const V = json.vertices || [];
+    const P = json.polygons || [];
+    const nv = V.length;
+    const vx = new Float64Array(nv), vy = new Float64Array(nv), vz = new Float64Array(nv);
+    const weld = new Int32Array(nv);
+    const seen = new Map();
+    for (let i = 0; i < nv; i++) {
+      vx[i] = V[i][0]; vy[i] = V[i][1]; vz[i] = V[i][2];
+      const key = Math.round(vx[i] * 1e4) + ',' + Math.round(vy[i] * 1e4) + ',' + Math.round(vz[i] * 1e4);
+      const w = seen.get(key);
+      if (w === undefined) { seen.set(key, i); weld[i] = i; } else weld[i] = w;
+    }
+    let minY = Infinity, maxY = -Infinity;
+    let minX = Infinity, maxX = -Infinity, minZ = Infinity, maxZ = -Infinity;
+    const polys = P.map((ids, p) => {
+      let x0 = Infinity, x1 = -Infinity, z0 = Infinity, z1 = -Infinity, ys = 0, area2 = 0;
+      for (let k = 0; k < ids.length; k++) {
+        const a = ids[k], b = ids[(k + 1) % ids.length];
+        x0 = Math.min(x0, vx[a]); x1 = Math.max(x1, vx[a]);
+        z0 = Math.min(z0, vz[a]); z1 = Math.max(z1, vz[a]);
+        ys += vy[a];
+        area2 += vx[a] * vz[b] - vx[b] * vz[a];
+        minY = Math.min(minY, vy[a]); maxY = Math.max(maxY, vy[a]);
+      }
+      minX = Math.min(minX, x0); maxX = Math.max(maxX, x1);
+      minZ = Math.min(minZ, z0); maxZ = Math.max(maxZ, z1);
+      return {
+        id: p, ids, x0, x1, z0, z1, y: ys / ids.length, area: Math.abs(area2) / 2,
+        sign: area2 >= 0 ? 1 : -1, comp: 0, neighbours: [],
+      };
+    });
+    if (!polys.length) { minX = maxX = minZ = maxZ = minY = maxY = 0; }
+
+    /* Edges: an edge (after welding) used by two polygons joins them. */
+    const edges = new Map();
+    polys.forEach((poly) => {
+      const ids = poly.ids;
+      for (let k = 0; k < ids.length; k++) {
+        const a = weld[ids[k]], b = weld[ids[(k + 1) % ids.length]];
+        const key = a < b ? a + ',' + b : b + ',' + a;
+        const list = edges.get(key);
+        if (list) list.push(poly.id); else edges.set(key, [poly.id]);
+      }
+    });
+    const boundary = [];
+    const inner = [];
+    edges.forEach((list, key) => {
+      const [a, b] = key.split(',').map(Number);
+      const seg = [vx[a], vz[a], vx[b], vz[b]];
+      if (list.length === 1) boundary.push(seg);
+      else {
+        inner.push(seg);
+        for (let i = 0; i < list.length; i++)
+          for (let j = 0; j < list.length; j++)
+            if (i !== j) polys[list[i]].neighbours.push(list[j]);
+      }
+    });
+
+    /* Detail triangles, when present, give exact heights. */
+    let detail = null;
+    if (json.detail && Array.isArray(json.detail.triangles) && Array.isArray(json.detail.polygon_triangles)) {
+      const dv = json.detail.vertices || [];
+      const dvert = (i) => (i < nv ? [vx[i], vy[i], vz[i]] : dv[i - nv]);
+      detail = { tris: json.detail.triangles, ranges: json.detail.polygon_triangles, vert: dvert };
+    }
+
+    const mesh = {
+      vx, vy, vz, polys, boundary, inner, detail,
+      links: (json.links || []).map((l) => Object.assign({}, l)),
+      bounds: { minX, maxX, minY, maxY, minZ, maxZ },
+      areas: json.areas || [],
+      ncomp: 0,
+    };
+
+    /* Components: union-find over shared edges and links (links two-way). */
+    const parent = polys.map((_, i) => i);
+    const find = (i) => { while (parent[i] !== i) { parent[i] = parent[parent[i]]; i = parent[i]; } return i; };
+    const union = (a, b) => { const ra = find(a), rb = find(b); if (ra !== rb) parent[Math.max(ra, rb)] = Math.min(ra, rb); };
+    polys.forEach((p) => p.neighbours.forEach((q) => union(p.id, q)));
+    mesh.links.forEach((l) => {
+      l.startPoly = nearestPolyTo(mesh, l.start);
+      l.endPoly = nearestPolyTo(mesh, l.end);
+      if (l.startPoly >= 0 && l.endPoly >= 0) union(l.startPoly, l.endPoly);
+    });
+    const compIndex = new Map();
+    polys.forEach((p) => {
+      const r = find(p.id);
+      if (!compIndex.has(r)) compIndex.set(r, compIndex.size);
+      p.comp = compIndex.get(r);
+    });
+    mesh.ncomp = compIndex.size;
+
+    /* Draw lower floors first so an upper floor covers what it overlaps. */
+    mesh.drawOrder = polys.slice().sort((a, b) => a.y - b.y);
+    polys.forEach((p) => {
+      const path = new Path2D();
+      p.ids.forEach((i, k) => (k ? path.lineTo(vx[i], vz[i]) : path.moveTo(vx[i], vz[i])));
+      path.closePath();
+      p.path = path;
+      p.color = polyColor(mesh, p);
+    });
+    return mesh;
+  }
+
+  /* Component picks the hue, height the lightness (low = dark, high = light). */
+  function polyColor(mesh, p) {
+    const b = mesh.bounds;
+    const t = b.maxY > b.minY ? (p.y - b.minY) / (b.maxY - b.minY) : 0.5;
+    const hue = (210 + p.comp * 137.508) % 360;
+    return `hsl(${hue.toFixed(1)}, ${mesh.ncomp > 1 ? 50 : 45}%, ${(24 + 40 * t).toFixed(1)}%)`;
+  }
+
+  function insidePoly(mesh, p, x, z) {
+    if (x < p.x0 - 1e-6 || x > p.x1 + 1e-6 || z < p.z0 - 1e-6 || z > p.z1 + 1e-6) return false;
+    const ids = p.ids;
+    for (let k = 0; k < ids.length; k++) {
+      const a = ids[k], b = ids[(k + 1) % ids.length];
+      if (p.sign * cross2(mesh.vx[a], mesh.vz[a], mesh.vx[b], mesh.vz[b], x, z) < -1e-9) return false;
+    }
+    return true;
+  }
+
+  /* Height of triangle (a, b, c) at (x, z) when the point lies inside it in xz, else null. */
+  function triHeight(a, b, c, x, z) {
+    const d = cross2(a[0], a[2], b[0], b[2], c[0], c[2]);
+    if (Math.abs(d) < 1e-12) return null;
+    const u = cross2(b[0], b[2], c[0], c[2], x, z) / d;
+    const v = cross2(c[0], c[2], a[0], a[2], x, z) / d;
+    const w = 1 - u - v;
+    const eps = -1e-6;
+    if (u < eps || v < eps || w < eps) return null;
+    return u * a[1] + v * b[1] + w * c[1];
+  }
+
+  /* Surface height of polygon p at (x, z): detail mesh if any, else the fan. */
+  function heightAt(mesh, p, x, z) {
+    if (mesh.detail && mesh.detail.ranges[p.id]) {
+      const [first, count] = mesh.detail.ranges[p.id];
+      for (let t = first; t < first + count; t++) {
+        const tri = mesh.detail.tris[t];
+        if (!tri) break;
+        const h = triHeight(mesh.detail.vert(tri[0]), mesh.detail.vert(tri[1]), mesh.detail.vert(tri[2]), x, z);
+        if (h !== null) return h;
+      }
+    }
+    const ids = p.ids;
+    const v = (i) => [mesh.vx[i], mesh.vy[i], mesh.vz[i]];
+    for (let k = 1; k + 1 < ids.length; k++) {
+      const h = triHeight(v(ids[0]), v(ids[k]), v(ids[k + 1]), x, z);
+      if (h !== null) return h;
+    }
+    return p.y;
+  }
+
+  /*
+   * The polygon under (x, z) and the surface height there: the topmost one
+   * when several floors overlap (lowest when `lowest`). Outside every
+   * polygon: the nearest polygon's mean height, poly = -1.
+   */
+  function pick(mesh, x, z, lowest) {
+    let best = null;
+    for (const p of mesh.polys) {
+      if (!insidePoly(mesh, p, x, z)) continue;
+      const y = heightAt(mesh, p, x, z);
+      if (!best || (lowest ? y < best.y : y > best.y)) best = { poly: p.id, y };
+    }
+    if (best) return { x, y: best.y, z, poly: best.poly };
+    const q = nearestPolyTo(mesh, [x, 0, z], true);
+    return { x, y: q >= 0 ? mesh.polys[q].y : 0, z, poly: -1 };
+  }
+
+  /* Index of the polygon nearest to point pt (xz distance to its bounds, then |dy|). */
+  function nearestPolyTo(mesh, pt, ignoreY) {
+    let best = -1, bestD = Infinity;
+    for (const p of mesh.polys) {
+      const dx = Math.max(p.x0 - pt[0], 0, pt[0] - p.x1);
+      const dz = Math.max(p.z0 - pt[2], 0, pt[2] - p.z1);
+      let d = dx * dx + dz * dz;
+      if (!ignoreY) {
+        const inside = d === 0 && insidePoly(mesh, p, pt[0], pt[2]);
+        const dy = inside ? heightAt(mesh, p, pt[0], pt[2]) - pt[1] : p.y - pt[1];
+        d += 0.01 * dy * dy + (inside ? 0 : 1e-6);
+      }
+      if (d < bestD) { bestD = d; best = p.id; }
+    }
+    return best;
+  }
+
+  /* A random point on the mesh, uniform over the xz area. */
+  function randomPoint(mesh) {
+    const polys = mesh.polys;
+    if (!polys.length) return null;
+    if (!mesh.cumArea) {
+      let s = 0;
+      mesh.cumArea = polys.map((p) => (s += p.area));
+    }
+    const total = mesh.cumArea[mesh.cumArea.length - 1];
+    const r = Math.random() * total;
+    let lo = 0, hi = polys.length - 1;
+    while (lo < hi) { const mid = (lo + hi) >> 1; if (mesh.cumArea[mid] < r) lo = mid + 1; else hi = mid; }
+    const p = polys[lo];
+    /* Pick a fan triangle by area, then a uniform point in it. */
+    const ids = p.ids, v = (i) => [mesh.vx[i], mesh.vz[i]];
+    const tris = [];
+    let ta = 0;
+    for (let k = 1; k + 1 < ids.length; k++) {
+      const a = v(ids[0]), b = v(ids[k]), c = v(ids[k + 1]);
+      ta += Math.abs(cross2(a[0], a[1], b[0], b[1], c[0], c[1])) / 2;
+      tris.push([a, b, c, ta]);
+    }
+    const rt = Math.random() * ta;
+    const [a, b, c] = tris.find((t) => t[3] >= rt) || tris[tris.length - 1];
+    let u = Math.random(), w = Math.random();
+    if (u + w > 1) { u = 1 - u; w = 1 - w; }
+    /* Keep a little away from the edges so the agent's centre is well inside. */
+    const x = a[0] + u * (b[0] - a[0]) + w * (c[0] - a[0]);
+    const z = a[1] + u * (b[1] - a[1]) + w * (c[1] - a[1]);
+    return [x, heightAt(mesh, p, x, z), z];
+  }
+
+  /* ------------------------------------------------------------- transform */
+
+  function worldToCanvas(x, z) {
+    const v = state.view;
+    return { x: (x - v.cx) * v.scale + state.size.w / 2, y: (z - v.cz) * v.scale + state.size.h / 2 };
+  }
+
+  function canvasToWorld(px, py) {
+    const v = state.view;
+    return { x: (px - state.size.w / 2) / v.scale + v.cx, z: (py - state.size.h / 2) / v.scale + v.cz };
+  }
+
+  function fitView() {
+    const m = state.mesh;
+    if (!m) return;
+    const b = m.bounds;
+    const w = Math.max(b.maxX - b.minX, 1e-3), h = Math.max(b.maxZ - b.minZ, 1e-3);
+    state.view.cx = (b.minX + b.maxX) / 2;
+    state.view.cz = (b.minZ + b.maxZ) / 2;
+    state.view.scale = Math.min((state.size.w - 60) / w, (state.size.h - 80) / h);
+    if (!(state.view.scale > 0)) state.view.scale = 1;
+    redraw();
+  }
+
+  function resize() {
+    const r = canvas.getBoundingClientRect();
+    const dpr = window.devicePixelRatio || 1;
+    state.size = { w: Math.max(r.width, 1), h: Math.max(r.height, 1), dpr };
+    canvas.width = Math.round(state.size.w * dpr);
+    canvas.height = Math.round(state.size.h * dpr);
+    redraw();
+  }
+
+  /* --------------------------------------------------------------- drawing */
+
+  function redraw() {
+    state.dirty = true;
+  }
+
+  /* Sets the canvas transform so world xz coordinates can be drawn directly. */
+  function worldTransform() {
+    const { dpr, w, h } = state.size, v = state.view;
+    ctx.setTransform(dpr * v.scale, 0, 0, dpr * v.scale, dpr * (w / 2 - v.cx * v.scale), dpr * (h / 2 - v.cz * v.scale));
+  }
+
+  function screenTransform() {
+    const dpr = state.size.dpr;
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  }
+
+  function draw() {
+    state.dirty = false;
+    screenTransform();
+    ctx.fillStyle = '#0d1117';
+    ctx.fillRect(0, 0, state.size.w, state.size.h);
+    drawGrid();
+    const m = state.mesh;
+    if (!m) {
+      ctx.fillStyle = '#8a96a8';
+      ctx.font = '14px system-ui, sans-serif';
+      ctx.textAlign = 'center';
+      ctx.fillText(state.meshName ? 'loading…' : 'no navmesh selected', state.size.w / 2, state.size.h / 2);
+      ctx.textAlign = 'left';
+      return;
+    }
+    const px = 1 / state.view.scale; /* one screen pixel in metres */
+    worldTransform();
+
+    for (const p of m.drawOrder) {
+      ctx.fillStyle = p.color;
+      ctx.fill(p.path);
+    }
+    /* Reachable set: lit polygons, the rest dimmed. */
+    if (state.tool === 'reach' && state.reach.set) {
+      for (const p of m.drawOrder) {
+        ctx.fillStyle = state.reach.set.has(p.id) ? 'rgba(80, 230, 200, 0.45)' : 'rgba(5, 8, 12, 0.55)';
+        ctx.fill(p.path);
+      }
+    }
+    /* Shared edges thin, boundary edges (walls) dark and thick. */
+    ctx.lineCap = 'round';
+    ctx.strokeStyle = 'rgba(0, 0, 0, 0.28)';
+    ctx.lineWidth = px;
+    ctx.beginPath();
+    for (const s of m.inner) { ctx.moveTo(s[0], s[1]); ctx.lineTo(s[2], s[3]); }
+    ctx.stroke();
+    ctx.strokeStyle = '#03060a';
+    ctx.lineWidth = 2.2 * px;
+    ctx.beginPath();
+    for (const s of m.boundary) { ctx.moveTo(s[0], s[1]); ctx.lineTo(s[2], s[3]); }
+    ctx.stroke();
+
+    if (state.hover && state.hover.poly >= 0) {
+      ctx.strokeStyle = 'rgba(255, 255, 255, 0.55)';
+      ctx.lineWidth = 1.5 * px;
+      ctx.stroke(m.polys[state.hover.poly].path);
+    }
+
+    if (state.tool === 'path') drawPathOverlay(m, px);
+    if (state.tool === 'raycast') drawRay(px);
+    if (state.tool === 'reach' && state.reach.start) marker(state.reach.start, '#50e6c8', px);
+
+    drawLinks(m, px);
+    if (state.tool === 'agents') drawAgents(px);
+    screenTransform();
+    drawScaleBar();
+  }
+
+  function drawGrid() {
+    /* Grid spacing: a 1-2-5 step giving lines at least 40 px apart. */
+    const s = state.view.scale;
+    let step = 1;
+    const steps = [1, 2, 5];
+    let e = Math.pow(10, Math.floor(Math.log10(40 / s)));
+    outer: for (;;) {
+      for (const k of steps) { if (k * e * s >= 40) { step = k * e; break outer; } }
+      e *= 10;
+    }
+    const tl = canvasToWorld(0, 0), br = canvasToWorld(state.size.w, state.size.h);
+    ctx.strokeStyle = 'rgba(255, 255, 255, 0.035)';
+    ctx.lineWidth = 1;
+    ctx.beginPath();
+    for (let x = Math.ceil(tl.x / step) * step; x <= br.x; x += step) {
+      const sx = Math.round(worldToCanvas(x, 0).x) + 0.5;
+      ctx.moveTo(sx, 0); ctx.lineTo(sx, state.size.h);
+    }
+    for (let z = Math.ceil(tl.z / step) * step; z <= br.z; z += step) {
+      const sy = Math.round(worldToCanvas(0, z).y) + 0.5;
+      ctx.moveTo(0, sy); ctx.lineTo(state.size.w, sy);
+    }
+    ctx.stroke();
+    state.gridStep = step;
+  }
+
+  function drawScaleBar() {
+    const step = state.gridStep || 1;
+    const len = step * state.view.scale;
+    const x = 14, y = state.size.h - 40;
+    ctx.strokeStyle = '#d7dee8';
+    ctx.lineWidth = 2;
+    ctx.beginPath();
+    ctx.moveTo(x, y - 4); ctx.lineTo(x, y); ctx.lineTo(x + len, y); ctx.lineTo(x + len, y - 4);
+    ctx.stroke();
+    ctx.fillStyle = '#d7dee8';
+    ctx.font = '11px system-ui, sans-serif';
+    ctx.fillText(`${+step.toPrecision(3)} m`, x + len + 6, y + 3);
+    /* Axis hint: x right, z down. */
+    const ax = 14, ay = y - 48;
+    ctx.strokeStyle = '#8a96a8';
+    ctx.fillStyle = '#8a96a8';
+    ctx.lineWidth = 1.5;
+    arrowScreen(ax, ay, ax + 26, ay);
+    arrowScreen(ax, ay, ax, ay + 26);
+    ctx.fillText('x', ax + 30, ay + 4);
+    ctx.fillText('z', ax - 3, ay + 38);
+  }
+
+  function arrowScreen(x0, y0, x1, y1) {
+    const a = Math.atan2(y1 - y0, x1 - x0);
+    ctx.beginPath();
+    ctx.moveTo(x0, y0); ctx.lineTo(x1, y1);
+    ctx.moveTo(x1 - 6 * Math.cos(a - 0.45), y1 - 6 * Math.sin(a - 0.45));
+    ctx.lineTo(x1, y1);
+    ctx.lineTo(x1 - 6 * Math.cos(a + 0.45), y1 - 6 * Math.sin(a + 0.45));
+    ctx.stroke();
+  }
+
+  /* Arrow head at (x, z) pointing along angle a, size in metres. */
+  function arrowHead(x, z, a, size) {
+    ctx.beginPath();
+    ctx.moveTo(x, z);
+    ctx.lineTo(x - size * Math.cos(a - 0.42), z - size * Math.sin(a - 0.42));
+    ctx.lineTo(x - size * Math.cos(a + 0.42), z - size * Math.sin(a + 0.42));
+    ctx.closePath();
+    ctx.fill();
+  }
+
+  /* Off-mesh links: an arc from start to end, an arrow at each end it can be entered toward. */
+  function drawLinks(m, px) {
+    for (const l of m.links) {
+      const [sx, , sz] = l.start, [ex, , ez] = l.end;
+      const dx = ex - sx, dz = ez - sz, d = Math.hypot(dx, dz) || 1e-6;
+      const bulge = Math.max(0.25 * d, 12 * px);
+      const cx = (sx + ex) / 2 - (dz / d) * bulge, cz = (sz + ez) / 2 + (dx / d) * bulge;
+      const color = l.bidirectional ? '#ffb020' : '#ff7a45';
+      ctx.strokeStyle = color;
+      ctx.fillStyle = color;
+      ctx.lineWidth = 2 * px;
+      ctx.beginPath();
+      ctx.moveTo(sx, sz);
+      ctx.quadraticCurveTo(cx, cz, ex, ez);
+      ctx.stroke();
+      const head = 9 * px;
+      arrowHead(ex, ez, Math.atan2(ez - cz, ex - cx), head);
+      if (l.bidirectional) arrowHead(sx, sz, Math.atan2(sz - cz, sx - cx), head);
+      const r = Math.max(l.radius || 0, 3 * px);
+      ctx.lineWidth = 1.2 * px;
+      for (const [x, z] of [[sx, sz], [ex, ez]]) {
+        ctx.beginPath();
+        ctx.arc(x, z, r, 0, 2 * Math.PI);
+        ctx.stroke();
+      }
+    }
+  }
+
+  function marker(pt, color, px, hollow) {
+    ctx.beginPath();
+    ctx.arc(pt[0], pt[2], 6 * px, 0, 2 * Math.PI);
+    ctx.lineWidth = 2 * px;
+    ctx.strokeStyle = '#0d1117';
+    if (hollow) {
+      ctx.strokeStyle = color;
+      ctx.stroke();
+      return;
+    }
+    ctx.fillStyle = color;
+    ctx.fill();
+    ctx.stroke();
+  }
+
+  function fillPolys(m, ids, fill, stroke, px) {
+    ctx.fillStyle = fill;
+    for (const id of ids) { const p = m.polys[id]; if (p) ctx.fill(p.path); }
+    if (stroke) {
+      ctx.strokeStyle = stroke;
+      ctx.lineWidth = 1.2 * px;
+      for (const id of ids) { const p = m.polys[id]; if (p) ctx.stroke(p.path); }
+    }
+  }
+
+  function polyline(pts, color, width, px) {
+    if (pts.length < 2) return;
+    ctx.beginPath();
+    pts.forEach((c, i) => (i ? ctx.lineTo(c[0], c[2]) : ctx.moveTo(c[0], c[2])));
+    ctx.lineJoin = 'round';
+    ctx.strokeStyle = 'rgba(0, 0, 0, 0.6)';
+    ctx.lineWidth = (width + 2.5) * px;
+    ctx.stroke();
+    ctx.strokeStyle = color;
+    ctx.lineWidth = width * px;
+    ctx.stroke();
+  }
+
+  function drawPathOverlay(m, px) {
+    const P = state.path, r = P.result;
+    if (r) {
+      const expanded = r.expanded || r.expanded_polygons;
+      if ($('show-expanded').checked && Array.isArray(expanded))
+        fillPolys(m, expanded, 'rgba(255, 90, 210, 0.22)', 'rgba(255, 120, 220, 0.55)', px);
+      if ($('show-corridor').checked && Array.isArray(r.polygons))
+        fillPolys(m, r.polygons, 'rgba(255, 255, 255, 0.2)', 'rgba(255, 255, 255, 0.45)', px);
+      const corners = r.corners || [];
+      polyline(corners, '#ffe14d', 3, px);
+      ctx.fillStyle = '#ffe14d';
+      for (const c of corners.slice(1, -1)) {
+        ctx.beginPath();
+        ctx.arc(c[0], c[2], 3.5 * px, 0, 2 * Math.PI);
+        ctx.fill();
+      }
+    }
+    if (P.start) marker(r && r.start ? r.start : P.start, '#3fb950', px);
+    if (P.end) {
+      if (r && r.status === 'partial') {
+        marker(P.end, '#f85149', px, true);
+        marker(r.end, '#f0883e', px);
+      } else marker(r && r.end ? r.end : P.end, '#f85149', px);
+    }
+  }
+
+  function drawRay(px) {
+    const R = state.ray, r = R.result;
+    if (!R.start) return;
+    if (r && Array.isArray(r.polygons)) fillPolys(state.mesh, r.polygons, 'rgba(120, 200, 255, 0.18)', null, px);
+    if (R.end) {
+      ctx.setLineDash([6 * px, 5 * px]);
+      ctx.strokeStyle = 'rgba(255, 255, 255, 0.5)';
+      ctx.lineWidth = 1.5 * px;
+      ctx.beginPath();
+      ctx.moveTo(R.start[0], R.start[2]);
+      ctx.lineTo(R.end[0], R.end[2]);
+      ctx.stroke();
+      ctx.setLineDash([]);
+    }
+    if (r && r.point) {
+      polyline([R.start, r.point], r.hit ? '#ff6b6b' : '#7bdff2', 2.5, px);
+      if (r.hit) {
+        const [hx, , hz] = r.point;
+        ctx.strokeStyle = '#ff6b6b';
+        ctx.lineWidth = 2.5 * px;
+        const s = 6 * px;
+        ctx.beginPath();
+        ctx.moveTo(hx - s, hz - s); ctx.lineTo(hx + s, hz + s);
+        ctx.moveTo(hx - s, hz + s); ctx.lineTo(hx + s, hz - s);
+        ctx.stroke();
+        if (r.normal) {
+          const len = 40 * px;
+          const nx = hx + r.normal[0] * len, nz = hz + r.normal[2] * len;
+          ctx.strokeStyle = '#ffffff';
+          ctx.fillStyle = '#ffffff';
+          ctx.lineWidth = 2 * px;
+          ctx.beginPath();
+          ctx.moveTo(hx, hz); ctx.lineTo(nx, nz);
+          ctx.stroke();
+          arrowHead(nx, nz, Math.atan2(r.normal[2], r.normal[0]), 8 * px);
+        }
+      }
+    }
+    marker(r && r.start ? r.start : R.start, '#3fb950', px);
+  }
+
+  function drawAgents(px) {
+    if (state.target) {
+      const [tx, , tz] = state.target, s = 9 * px;
+      ctx.strokeStyle = '#ffffff';
+      ctx.lineWidth = 2 * px;
+      ctx.beginPath();
+      ctx.arc(tx, tz, s, 0, 2 * Math.PI);
+      ctx.moveTo(tx - 1.6 * s, tz); ctx.lineTo(tx + 1.6 * s, tz);
+      ctx.moveTo(tx, tz - 1.6 * s); ctx.lineTo(tx, tz + 1.6 * s);
+      ctx.stroke();
+    }
+    for (const a of state.agents) {
+      const [x, , z] = a.position;
+      /* Next corners: where the agent is heading. */
+      if (a.corners && a.corners.length) {
+        ctx.setLineDash([4 * px, 4 * px]);
+        ctx.strokeStyle = 'rgba(255, 255, 255, 0.45)';
+        ctx.lineWidth = 1.2 * px;
+        ctx.beginPath();
+        ctx.moveTo(x, z);
+        for (const c of a.corners) ctx.lineTo(c[0], c[2]);
+        ctx.stroke();
+        ctx.setLineDash([]);
+        ctx.fillStyle = 'rgba(255, 255, 255, 0.7)';
+        for (const c of a.corners) { ctx.beginPath(); ctx.arc(c[0], c[2], 2.5 * px, 0, 2 * Math.PI); ctx.fill(); }
+      }
+      ctx.beginPath();
+      ctx.arc(x, z, a.radius, 0, 2 * Math.PI);
+      ctx.fillStyle = a.error ? '#f85149' : a.color;
+      ctx.globalAlpha = a.arrived ? 0.55 : 0.9;
+      ctx.fill();
+      ctx.globalAlpha = 1;
+      ctx.lineWidth = 1.5 * px;
+      ctx.strokeStyle = a.avoiding ? '#ffffff' : '#0d1117';
+      ctx.stroke();
+      /* Velocity: the distance covered in half a second. */
+      const vx = a.velocity[0] * 0.5, vz = a.velocity[2] * 0.5;
+      if (Math.hypot(vx, vz) > 2 * px) {
+        ctx.strokeStyle = a.color;
+        ctx.fillStyle = a.color;
+        ctx.lineWidth = 2 * px;
+        ctx.beginPath();
+        ctx.moveTo(x, z); ctx.lineTo(x + vx, z + vz);
+        ctx.stroke();
+        arrowHead(x + vx, z + vz, Math.atan2(vz, vx), 6 * px);
+      }
+    }
+  }
+
+  /* ------------------------------------------------------------ the panel */
+
+  function fmt(n, digits) {
+    if (typeof n !== 'number' || !isFinite(n)) return '–';
+    return n.toFixed(digits === undefined ? 2 : digits);
+  }
+  const fmtPt = (p) => (Array.isArray(p) ? '(' + p.map((v) => fmt(v, 2)).join(', ') + ')' : '–');
+
+  function setKv(id, rows) {
+    const dl = $(id);
+    dl.replaceChildren();
+    for (const [k, v, cls] of rows) {
+      const dt = document.createElement('dt');
+      dt.textContent = k;
+      const dd = document.createElement('dd');
+      dd.textContent = v;
+      if (cls) dd.className = cls;
+      dl.append(dt, dd);
+    }
+  }
+
+  function renderMeshList() {
+    const ul = $('mesh-list');
+    ul.replaceChildren();
+    if (!state.meshes.length) {
+      const li = document.createElement('li');
+      li.className = 'empty';
+      li.textContent = 'No navmesh stored yet: upload one.';
+      ul.append(li);
+      return;
+    }
+    for (const m of state.meshes) {
+      const li = document.createElement('li');
+      li.dataset.name = m.name;
+      if (m.name === state.meshName) li.className = 'selected';
+      const grow = document.createElement('div');
+      grow.className = 'grow';
+      const name = document.createElement('div');
+      name.className = 'name';
+      name.textContent = m.name;
+      const meta = document.createElement('div');
+      meta.className = 'meta';
+      meta.textContent = `v${m.version} · ${m.polygons} polys · ${m.components} comp · ${fmt(m.area, 0)} m²`;
+      grow.append(name, meta);
+      const del = document.createElement('button');
+      del.type = 'button';
+      del.className = 'del';
+      del.textContent = 'delete';
+      del.title = `Delete ${m.name}`;
+      del.addEventListener('click', (ev) => {
+        ev.stopPropagation();
+        /* Two clicks: the first arms the button, the second deletes. */
+        if (!del.classList.contains('confirm')) {
+          del.classList.add('confirm');
+          del.textContent = 'confirm?';
+          setTimeout(() => { del.classList.remove('confirm'); del.textContent = 'delete'; }, 3000);
+          return;
+        }
+        deleteMesh(m.name);
+      });
+      li.append(grow, del);
+      li.addEventListener('click', () => selectMesh(m.name));
+      ul.append(li);
+    }
+  }
+
+  function renderMeshInfo() {
+    const m = state.meta;
+    if (!m) { setKv('mesh-info', [['none selected', '']]); return; }
+    const b = m.bounds || [[0, 0, 0], [0, 0, 0]];
+    const rows = [
+      ['name', m.name],
+      ['version', String(m.version)],
+      ['vertices', String(m.vertices)],
+      ['polygons', String(m.polygons)],
+      ['links', String(m.links)],
+      ['components', state.mesh ? `${m.components} (viewer: ${state.mesh.ncomp})` : String(m.components)],
+      ['area', `${fmt(m.area, 1)} m²`],
+      ['bounds min', fmtPt(b[0])],
+      ['bounds max', fmtPt(b[1])],
+      ['updated', m.updated_at || '–'],
+    ];
+    setKv('mesh-info', rows);
+  }
+
+  function renderLegend() {
+    const el = $('legend');
+    el.replaceChildren();
+    const line = (html) => { const d = document.createElement('div'); d.innerHTML = html; el.append(d); };
+    if (state.mesh) {
+      const b = state.mesh.bounds;
+      line(`height <span class="grad"></span> ${fmt(b.minY, 1)} … ${fmt(b.maxY, 1)} m`);
+      line(`hue = connected component (${state.mesh.ncomp})`);
+    }
+    line('<span class="sw" style="border-color:#03060a;border-top-width:4px;background:#555"></span>wall (boundary edge)');
+    line('<span class="sw" style="border-color:#ffb020"></span>two-way link  <span class="sw" style="border-color:#ff7a45;margin-left:6px"></span>one-way');
+    if (state.tool === 'path') {
+      line('<span class="sw" style="border-color:#ffe14d"></span>path corners');
+      line('<span class="sw" style="border-color:rgba(255,255,255,.6)"></span>corridor  <span class="sw" style="border-color:#ff78dc;margin-left:6px"></span>expanded');
+    }
+  }
+
+  function renderPathOut() {
+    const P = state.path, r = P.result;
+    const rows = [];
+    if (!r) {
+      rows.push(['start', P.start ? fmtPt(P.start) : 'click on the mesh']);
+      if (P.start) rows.push(['end', 'click on the mesh']);
+    } else {
+      rows.push(['status', r.status, r.status === 'complete' ? 'good' : 'warn']);
+      rows.push(['length', `${fmt(r.length, 3)} m`]);
+      rows.push(['corners', String((r.corners || []).length)]);
+      rows.push(['polygons', String((r.polygons || []).length)]);
+      rows.push(['algorithm', r.algorithm || '–']);
+      rows.push(['cache', r.cache || '–', r.cache === 'hit' ? 'good' : '']);
+      rows.push(['nodes expanded', r.nodes_expanded !== undefined ? String(r.nodes_expanded) : '–']);
+      const ex = r.expanded || r.expanded_polygons;
+      rows.push(['expanded polys', Array.isArray(ex) ? String(ex.length) : 'not returned']);
+      if (Array.isArray(r.links) && r.links.length)
+        rows.push(['links', r.links.map((l) => `#${l.index} ${l.kind || ''}`).join(', ')]);
+      rows.push(['latency', `${fmt(P.ms, 1)} ms (round trip)`]);
+      rows.push(['start', fmtPt(r.start)]);
+      rows.push(['end', fmtPt(r.end)]);
+    }
+    setKv('path-out', rows);
+    const corners = r && Array.isArray(r.corners) ? r.corners.length : 0;
+    app.dataset.pathCorners = String(corners);
+    app.dataset.pathStatus = r ? r.status : '';
+    app.dataset.pathLength = r ? String(r.length) : '';
+  }
+
+  function renderRayOut() {
+    const R = state.ray, r = R.result;
+    if (!r) {
+      setKv('ray-out', [['start', R.start ? fmtPt(R.start) : 'click on the mesh']]);
+      return;
+    }
+    setKv('ray-out', [
+      ['hit', r.hit ? 'yes (wall)' : 'no (clear)', r.hit ? 'warn' : 'good'],
+      ['t', fmt(r.t, 4)],
+      ['point', fmtPt(r.point)],
+      ['normal', r.hit ? fmtPt(r.normal) : '–'],
+      ['polygons', Array.isArray(r.polygons) ? String(r.polygons.length) : '–'],
+      ['latency', `${fmt(R.ms, 1)} ms`],
+    ]);
+    app.dataset.rayHit = String(!!r.hit);
+  }
+
+  function renderReachOut() {
+    const R = state.reach, r = R.result;
+    if (!r) {
+      setKv('reach-out', [['start', R.start ? fmtPt(R.start) : 'click on the mesh']]);
+      return;
+    }
+    setKv('reach-out', [
+      ['polygons', `${(r.polygons || []).length} of ${state.mesh ? state.mesh.polys.length : '?'}`],
+      ['area', `${fmt(r.area, 1)} m²`],
+      ['latency', `${fmt(R.ms, 1)} ms`],
+    ]);
+    app.dataset.reachPolygons = String((r.polygons || []).length);
+  }
+
+  function renderAgentsOut() {
+    const n = state.agents.length;
+    const arrived = state.agents.filter((a) => a.arrived).length;
+    const moved = state.agents.filter((a) => a.d0 !== undefined && distXZ(a.position, a.goal) < a.d0 - 0.25).length;
+    const errs = state.agents.filter((a) => a.error).length;
+    setKv('agents-out', [
+      ['agents', String(n)],
+      ['target', state.target ? fmtPt(state.target) : (n ? 'click "sets target", then the mesh' : '–')],
+      ['moved closer', String(moved)],
+      ['arrived', String(arrived)],
+      ['errors', String(errs), errs ? 'bad' : ''],
+      ['steps', String(state.sim.steps)],
+      ['step latency', state.sim.steps ? `${fmt(state.sim.ms, 1)} ms` : '–'],
+    ]);
+    app.dataset.agents = String(n);
+    app.dataset.agentsMoved = String(moved);
+    app.dataset.agentsArrived = String(arrived);
+    app.dataset.simSteps = String(state.sim.steps);
+    $('play').textContent = state.sim.running ? 'Pause' : 'Play';
+  }
+
+  function setTool(tool) {
+    state.tool = tool;
+    app.dataset.tool = tool;
+    for (const b of $('tools').querySelectorAll('button')) b.classList.toggle('active', b.dataset.tool === tool);
+    for (const p of document.querySelectorAll('.tool-pane')) p.hidden = p.dataset.pane !== tool;
+    renderLegend();
+    redraw();
+  }
+
+  function setAgentMode(mode) {
+    state.agentMode = mode;
+    for (const b of $('agent-mode').querySelectorAll('button')) b.classList.toggle('active', b.dataset.mode === mode);
+  }
+
+  /* --------------------------------------------------------------- meshes */
+
+  async function loadList(selectName) {
+    try {
+      const { data } = await api('GET', '/v1/navmeshes');
+      state.meshes = (data && data.navmeshes) || [];
+    } catch (e) {
+      showError(e, 'listing navmeshes');
+      return;
+    }
+    renderMeshList();
+    const want = selectName || state.meshName || decodeURIComponent(location.hash.replace(/^#/, ''));
+    const found = state.meshes.find((m) => m.name === want);
+    if (found) {
+      if (found.name !== state.meshName || found.version !== (state.meta && state.meta.version)) selectMesh(found.name);
+    } else if (state.meshes.length) selectMesh(state.meshes[0].name);
+    else clearMesh();
+  }
+
+  function clearMesh() {
+    state.meshName = null;
+    state.meta = null;
+    state.mesh = null;
+    app.dataset.mesh = '';
+    app.dataset.ready = '0';
+    resetTools();
+    renderMeshInfo();
+    renderLegend();
+    redraw();
+  }
+
+  async function selectMesh(name) {
+    const seq = ++state.loadSeq;
+    const changed = name !== state.meshName;
+    state.meshName = name;
+    app.dataset.ready = '0';
+    renderMeshList();
+    if (changed) {
+      state.mesh = null;
+      resetTools();
+    }
+    redraw();
+    try {
+      const [meta, geo] = await Promise.all([api('GET', meshUrl(name)), api('GET', meshUrl(name, '?format=json'))]);
+      if (seq !== state.loadSeq) return; /* a later selection won */
+      state.meta = meta.data;
+      state.mesh = prepareMesh(geo.data || {});
+    } catch (e) {
+      if (seq !== state.loadSeq) return;
+      showError(e, `loading ${name}`);
+      state.mesh = null;
+      state.meta = null;
+      renderMeshInfo();
+      redraw();
+      return;
+    }
+    history.replaceState(null, '', '#' + encodeURIComponent(name));
+    app.dataset.mesh = name;
+    app.dataset.meshPolygons = String(state.mesh.polys.length);
+    app.dataset.components = String(state.mesh.ncomp);
+    renderMeshInfo();
+    renderLegend();
+    if (changed || !state.viewFitted) { fitView(); state.viewFitted = true; }
+    app.dataset.ready = '1';
+    redraw();
+  }
+
+  function resetTools() {
+    state.path = { start: null, end: null, result: null, ms: 0, seq: 0 };
+    state.ray = { start: null, end: null, result: null, ms: 0 };
+    state.reach = { start: null, result: null, set: null, ms: 0 };
+    state.agents = [];
+    state.target = null;
+    state.sim.steps = 0;
+    state.viewFitted = false;
+    renderPathOut();
+    renderRayOut();
+    renderReachOut();
+    renderAgentsOut();
+  }
+
+  /* Name for an uploaded file: the field if filled, else the file name
+     without its last extension, reduced to the allowed characters. */
+  function uploadName(file) {
+    const typed = $('upload-name').value.trim();
+    if (typed) return typed;
+    let base = file.name.replace(/\.[^.]*$/, '').replace(/\.navmesh$/, '');
+    base = base.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 64);
+    return base || 'mesh';
+  }
+
+  async function uploadFile(file) {
+    if (!file) return;
+    const name = uploadName(file);
+    const isObj = /\.obj$/i.test(file.name);
+    const type = isObj ? 'model/obj' : 'application/json';
+    try {
+      const { data, status } = await api('PUT', meshUrl(name), file, type);
+      showInfo(`${status === 201 ? 'Created' : 'Replaced'} ${name}: version ${data.version}, ${data.polygons} polygons, ${data.components} component(s)`);
+      $('upload-name').value = '';
+      await loadList(name);
+    } catch (e) {
+      showError(e, `uploading ${file.name} as ${name}`);
+    }
+  }
+
+  async function deleteMesh(name) {
+    try {
+      await api('DELETE', meshUrl(name));
+      showInfo(`Deleted ${name}`);
+      if (state.meshName === name) clearMesh();
+      await loadList();
+    } catch (e) {
+      showError(e, `deleting ${name}`);
+    }
+  }
+
+  /* ---------------------------------------------------------------- tools */
+
+  async function runPath() {
+    const P = state.path, seq = ++P.seq, name = state.meshName;
+    const body = { start: P.start, end: P.end, debug: true };
+    if (!$('use-cache').checked) body.cache = false;
+    try {
+      const { data, ms } = await api('POST', meshUrl(name, '/path'), body);
+      if (seq !== P.seq || name !== state.meshName) return;
+      P.result = data;
+      P.ms = ms;
+    } catch (e) {
+      if (seq !== P.seq) return;
+      P.result = null;
+      showError(e, 'path');
+    }
+    renderPathOut();
+    redraw();
+  }
+
+  async function runRay() {
+    const R = state.ray, name = state.meshName;
+    try {
+      const { data, ms } = await api('POST', meshUrl(name, '/raycast'), { start: R.start, end: R.end });
+      R.result = data;
+      R.ms = ms;
+    } catch (e) {
+      R.result = null;
+      showError(e, 'raycast');
+    }
+    renderRayOut();
+    redraw();
+  }
+
+  async function runReach() {
+    const R = state.reach, name = state.meshName;
+    const maxCost = Number($('max-cost').value);
+    try {
+      const { data, ms } = await api('POST', meshUrl(name, '/reachable'), { start: R.start, max_cost: maxCost });
+      R.result = data;
+      R.set = new Set(data.polygons || []);
+      R.ms = ms;
+    } catch (e) {
+      R.result = null;
+      R.set = null;
+      showError(e, 'reachable');
+    }
+    renderReachOut();
+    redraw();
+  }
+
+  /* --------------------------------------------------------------- agents */
+
+  const distXZ = (a, b) => (a && b ? Math.hypot(a[0] - b[0], a[2] - b[2]) : Infinity);
+
+  function addAgent(pos) {
+    const id = state.nextAgentId++;
+    const a = {
+      id: 'agent-' + id,
+      position: pos.slice(),
+      velocity: [0, 0, 0],
+      radius: Math.max(Number($('agent-radius').value) || 0.5, 0.05),
+      max_speed: Math.max(Number($('agent-speed').value) || 3.5, 0.1),
+      max_accel: 8.0,
+      color: AGENT_COLORS[(id - 1) % AGENT_COLORS.length],
+      corners: [],
+      arrived: false,
+      avoiding: false,
+      error: null,
+    };
+    if (state.target) assignTarget(a, state.target);
+    state.agents.push(a);
+  }
+
+  function assignTarget(a, t) {
+    a.goal = t.slice();
+    a.d0 = distXZ(a.position, t);
+    a.arrived = false;
+  }
+
+  function spawnRandom(n) {
+    if (!state.mesh) return;
+    for (let i = 0; i < n; i++) {
+      const p = randomPoint(state.mesh);
+      if (p) addAgent(p);
+    }
+    setAgentMode('target');
+    renderAgentsOut();
+    redraw();
+  }
+
+  function setTarget(pt) {
+    state.target = pt;
+    for (const a of state.agents) assignTarget(a, pt);
+    renderAgentsOut();
+    redraw();
+  }
+
+  /* One steering step for every agent; dt in seconds of simulated time. */
+  async function stepAgents(dt) {
+    const sim = state.sim, name = state.meshName;
+    if (sim.inflight || !state.agents.length || !name) return;
+    sim.inflight = true;
+    const behavior = $('behavior').value;
+    const needsTarget = behavior !== 'wander' && behavior !== 'idle';
+    const sent = state.agents.slice();
+    const body = {
+      dt,
+      agents: sent.map((a) => {
+        const o = {
+          id: a.id, position: a.position, velocity: a.velocity, radius: a.radius,
+          max_speed: a.max_speed, max_accel: a.max_accel,
+          behavior: needsTarget && !a.goal ? 'idle' : behavior,
+        };
+        if (a.goal) { o.target = a.goal; o.threat = a.goal; }
+        return o;
+      }),
+    };
+    try {
+      const { data, ms } = await api('POST', meshUrl(name, '/step'), body);
+      if (name !== state.meshName) return;
+      sim.ms = ms;
+      sim.steps++;
+      const out = (data && data.agents) || [];
+      const byId = new Map(out.map((o) => [o.id, o]));
+      for (const a of sent) {
+        const o = byId.get(a.id);
+        if (!o) continue;
+        if (o.error) {
+          if (!a.error) showError(new ApiError(o.error.code, o.error.message, 0), a.id);
+          a.error = o.error;
+          continue;
+        }
+        a.error = null;
+        if (Array.isArray(o.position)) a.position = o.position;
+        if (Array.isArray(o.velocity)) a.velocity = o.velocity;
+        a.corners = Array.isArray(o.corners) ? o.corners : [];
+        a.arrived = !!o.arrived;
+        a.avoiding = !!o.avoiding;
+        a.action = o.action || null;
+      }
+    } catch (e) {
+      sim.running = false; /* stop the loop rather than repeat a failing request every frame */
+      showError(e, 'step');
+    } finally {
+      sim.inflight = false;
+    }
+    renderAgentsOut();
+    redraw();
+  }
+
+  function frame(now) {
+    const sim = state.sim;
+    if (state.tool === 'agents' && sim.running && state.agents.length && !sim.inflight) {
+      const real = sim.lastSent ? Math.min((now - sim.lastSent) / 1000, MAX_STEP_DT) : 1 / 60;
+      sim.lastSent = now;
+      if (real > 0) stepAgents(real * sim.speed);
+    } else if (!sim.running || state.tool !== 'agents' || !state.agents.length) {
+      sim.lastSent = 0;
+    }
+    if (state.dirty) draw();
+    requestAnimationFrame(frame);
+  }
+
+  /* ---------------------------------------------------------------- input */
+
+  function onCanvasClick(px, py, ev) {
+    if (!state.mesh) return;
+    const w = canvasToWorld(px, py);
+    const pk = pick(state.mesh, w.x, w.z, ev.altKey);
+    const pt = [pk.x, pk.y, pk.z];
+    switch (state.tool) {
+      case 'path': {
+        const P = state.path;
+        if (!P.start || P.end) {
+          P.start = pt; P.end = null; P.result = null; P.seq++;
+          renderPathOut();
+        } else {
+          P.end = pt;
+          runPath();
+        }
+        break;
+      }
+      case 'raycast': {
+        const R = state.ray;
+        if (!R.start || R.end) { R.start = pt; R.end = null; R.result = null; renderRayOut(); }
+        else { R.end = pt; runRay(); }
+        break;
+      }
+      case 'reach':
+        state.reach.start = pt;
+        runReach();
+        break;
+      case 'agents':
+        if (state.agentMode === 'place' && !ev.shiftKey) { addAgent(pt); renderAgentsOut(); }
+        else setTarget(pt);
+        break;
+    }
+    redraw();
+  }
+
+  function updateHover(px, py) {
+    if (!state.mesh) return;
+    const w = canvasToWorld(px, py);
+    const pk = pick(state.mesh, w.x, w.z, false);
+    const prev = state.hover ? state.hover.poly : -2;
+    state.hover = pk;
+    $('cursor').textContent = pk.poly >= 0
+      ? `x ${fmt(pk.x)}  z ${fmt(pk.z)}  y ${fmt(pk.y)}  · polygon ${pk.poly} · area ${state.mesh.areas[pk.poly] ?? 0} · component ${state.mesh.polys[pk.poly].comp}`
+      : `x ${fmt(w.x)}  z ${fmt(w.z)}  · off mesh`;
+    if (prev !== pk.poly) redraw();
+  }
+
+  function installInput() {
+    let drag = null;
+    canvas.addEventListener('mousedown', (ev) => {
+      if (ev.button !== 0 && ev.button !== 1) return;
+      drag = { x: ev.clientX, y: ev.clientY, cx: state.view.cx, cz: state.view.cz, moved: false, button: ev.button };
+      ev.preventDefault();
+    });
+    window.addEventListener('mousemove', (ev) => {
+      const r = canvas.getBoundingClientRect();
+      if (drag) {
+        const dx = ev.clientX - drag.x, dy = ev.clientY - drag.y;
+        if (!drag.moved && Math.hypot(dx, dy) > 4) { drag.moved = true; canvas.classList.add('panning'); }
+        if (drag.moved) {
+          state.view.cx = drag.cx - dx / state.view.scale;
+          state.view.cz = drag.cz - dy / state.view.scale;
+          redraw();
+        }
+      }
+      if (ev.target === canvas) updateHover(ev.clientX - r.left, ev.clientY - r.top);
+    });
+    window.addEventListener('mouseup', (ev) => {
+      if (!drag) return;
+      const d = drag;
+      drag = null;
+      canvas.classList.remove('panning');
+      if (!d.moved && d.button === 0 && ev.target === canvas) {
+        const r = canvas.getBoundingClientRect();
+        onCanvasClick(ev.clientX - r.left, ev.clientY - r.top, ev);
+      }
+    });
+    canvas.addEventListener('wheel', (ev) => {
+      ev.preventDefault();
+      const r = canvas.getBoundingClientRect();
+      const px = ev.clientX - r.left, py = ev.clientY - r.top;
+      const before = canvasToWorld(px, py);
+      const k = Math.exp(-ev.deltaY * (ev.deltaMode === 1 ? 0.05 : 0.0015));
+      state.view.scale = Math.min(Math.max(state.view.scale * k, 1e-4), 1e5);
+      const after = canvasToWorld(px, py);
+      state.view.cx += before.x - after.x;
+      state.view.cz += before.z - after.z;
+      redraw();
+    }, { passive: false });
+    canvas.addEventListener('mouseleave', () => { state.hover = null; $('cursor').textContent = '–'; redraw(); });
+
+    window.addEventListener('keydown', (ev) => {
+      /* Shortcuts never steal keys from a field being typed in (checkboxes are fine). */
+      const t = ev.target;
+      if ((t instanceof HTMLInputElement && t.type !== 'checkbox') || t instanceof HTMLSelectElement ||
+          t instanceof HTMLTextAreaElement) return;
+      if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
+      if (ev.key === 'f' || ev.key === 'F') fitView();
+      else if (ev.key === 'Escape') { const keep = state.agents; resetTools(); state.agents = keep; renderAgentsOut(); redraw(); }
+      else if (ev.key >= '1' && ev.key <= '4') setTool(['path', 'raycast', 'reach', 'agents'][ev.key - 1]);
+      else if (ev.key === ' ') { ev.preventDefault(); togglePlay(); }
+    });
+
+    /* Drag and drop anywhere on the page uploads the file. */
+    let depth = 0;
+    const overlay = $('drop-overlay');
+    window.addEventListener('dragenter', (ev) => { ev.preventDefault(); depth++; overlay.hidden = false; });
+    window.addEventListener('dragleave', () => { if (--depth <= 0) { depth = 0; overlay.hidden = true; } });
+    window.addEventListener('dragover', (ev) => ev.preventDefault());
+    window.addEventListener('drop', (ev) => {
+      ev.preventDefault();
+      depth = 0;
+      overlay.hidden = true;
+      const f = ev.dataTransfer && ev.dataTransfer.files && ev.dataTransfer.files[0];
+      if (f) uploadFile(f);
+    });
+    $('file-input').addEventListener('change', (ev) => {
+      const f = ev.target.files[0];
+      ev.target.value = '';
+      if (f) uploadFile(f);
+    });
+
+    $('refresh').addEventListener('click', () => loadList());
+    const key = $('api-key');
+    key.value = state.apiKey;
+    key.addEventListener('input', () => { state.apiKey = key.value.trim(); sessionStorage.setItem('navd.apiKey', state.apiKey); });
+
+    for (const b of $('tools').querySelectorAll('button')) b.addEventListener('click', () => setTool(b.dataset.tool));
+    for (const b of $('agent-mode').querySelectorAll('button')) b.addEventListener('click', () => setAgentMode(b.dataset.mode));
+    for (const id of ['show-corridor', 'show-expanded']) $(id).addEventListener('change', redraw);
+    $('spawn').addEventListener('click', () => spawnRandom(Math.min(Math.max(Math.floor(Number($('spawn-n').value) || 1), 1), 500)));
+    $('clear-agents').addEventListener('click', () => { state.agents = []; state.target = null; state.sim.steps = 0; renderAgentsOut(); redraw(); });
+    $('play').addEventListener('click', togglePlay);
+    $('step-once').addEventListener('click', () => { state.sim.running = false; renderAgentsOut(); stepAgents(0.05 * state.sim.speed); });
+    $('sim-speed').addEventListener('change', (ev) => { state.sim.speed = Number(ev.target.value) || 1; });
+    $('max-cost').addEventListener('change', () => { if (state.reach.start) runReach(); });
+  }
+
+  function togglePlay() {
+    state.sim.running = !state.sim.running;
+    state.sim.lastSent = 0;
+    renderAgentsOut();
+  }
+
+  async function loadHealth() {
+    try {
+      const { data } = await api('GET', '/health');
+      $('health').textContent = `service ${data.status} · v${data.version} · ${data.navmeshes} navmesh${data.navmeshes === 1 ? '' : 'es'}`;
+    } catch (e) {
+      $('health').textContent = 'unreachable';
+      showError(e, 'health');
+    }
+  }
+
+  /* ----------------------------------------------------------------- start */
+
+  window.navdViewer = {
+    state,
+    worldToCanvas,
+    canvasToWorld,
+    pick: (x, z, lowest) => (state.mesh ? pick(state.mesh, x, z, lowest) : null),
+    selectMesh,
+    setTool,
+    spawn: spawnRandom,
+    setTarget,
+    fit: fitView,
+  };
+
+  installInput();
+  setTool('path');
+  setAgentMode('place');
+  resetTools();
+  new ResizeObserver(resize).observe(canvas);
+  resize();
+  requestAnimationFrame(frame);
+  loadHealth();
+  loadList();
+})();

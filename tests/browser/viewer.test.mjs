@@ -1,0 +1,370 @@
+// Browser test of the navd web viewer (run by `make test-browser`).
+//
+// Starts bin/navd on a free port with the demo mesh and a throw-away
+// database, drives Debian's Chromium (/usr/bin/chromium, never a downloaded
+// build) through playwright-core, and checks what a user would see: the mesh
+// list, a path drawn between two clicked points, raycast and reachability,
+// the agent simulation moving agents toward their target, upload and delete,
+// errors shown in the message area, and no console error on the way.
+//
+// Expected values never come from the viewer: they are asked of the API
+// directly with the same points, or derived from the mesh geometry here.
+//
+// Environment: NAVD_BIN (default bin/navd), CHROMIUM (default
+// /usr/bin/chromium), UPDATE_DOCS=1 to refresh docs/viewer.png (it is also
+// written when missing). Screenshots go to build/viewer-*.png.
+// Prints `N passed, N failed` last and exits non-zero on any failure.
+
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const NAVD = process.env.NAVD_BIN || path.join(ROOT, 'bin/navd');
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const BUILD = path.join(ROOT, 'build');
+
+let passed = 0;
+let failed = 0;
+function check(name, ok, detail) {
+  if (ok) {
+    passed++;
+    console.log(`ok - ${name}`);
+  } else {
+    failed++;
+    console.log(`not ok - ${name}${detail ? ': ' + detail : ''}`);
+  }
+}
+
+// ---- navd ---------------------------------------------------------------
+
+function startNavd(dbDir) {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(NAVD, ['--port', '0', '--bind', '127.0.0.1', '--demo', '--db', path.join(dbDir, 'navd.db')], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let err = '';
+    const timer = setTimeout(() => reject(new Error(`navd did not report its port in 20 s; stderr:\n${err}`)), 20000);
+    proc.stderr.setEncoding('utf8');
+    proc.stderr.on('data', (chunk) => {
+      err += chunk;
+      const m = err.match(/navd: listening on (\S+):(\d+)/);
+      if (m && !proc.started) {
+        proc.started = true;
+        clearTimeout(timer);
+        resolve({ proc, base: `http://127.0.0.1:${m[2]}` });
+      }
+    });
+    proc.on('error', (e) => { clearTimeout(timer); reject(e); });
+    proc.on('exit', (code) => {
+      if (!proc.started) { clearTimeout(timer); reject(new Error(`navd exited with ${code}; stderr:\n${err}`)); }
+    });
+  });
+}
+
+async function apiJson(base, method, url, body) {
+  const res = await fetch(base + url, {
+    method,
+    headers: body ? { 'Content-Type': 'application/json' } : {},
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const text = await res.text();
+  return { status: res.status, data: text ? JSON.parse(text) : null };
+}
+
+// ---- geometry, computed here independently of the viewer -----------------
+
+// Polygons with their xz outline, centroid (mean of vertices), mean y and area.
+function polygonsOf(mesh) {
+  return mesh.polygons.map((ids, id) => {
+    const pts = ids.map((i) => mesh.vertices[i]);
+    let a2 = 0;
+    for (let k = 0; k < pts.length; k++) {
+      const p = pts[k], q = pts[(k + 1) % pts.length];
+      a2 += p[0] * q[2] - q[0] * p[2];
+    }
+    const c = [0, 1, 2].map((d) => pts.reduce((s, p) => s + p[d], 0) / pts.length);
+    return { id, pts, area: Math.abs(a2) / 2, centroid: c };
+  });
+}
+
+// Point-in-convex-polygon in xz, either winding, with a margin (m) inside.
+function insideXZ(poly, x, z, margin) {
+  const n = poly.pts.length;
+  let sign = 0;
+  for (let k = 0; k < n; k++) {
+    const a = poly.pts[k], b = poly.pts[(k + 1) % n];
+    const ex = b[0] - a[0], ez = b[2] - a[2];
+    const len = Math.hypot(ex, ez) || 1;
+    const c = (ex * (z - a[2]) - ez * (x - a[0])) / len; // signed distance to the edge line
+    if (Math.abs(c) < margin) return false;
+    const s = Math.sign(c);
+    if (sign === 0) sign = s;
+    else if (s !== sign) return false;
+  }
+  return true;
+}
+
+// Centroids of polygons that no other polygon covers in xz (so a click there
+// is unambiguous), well inside their polygon.
+function clickablePoints(polys) {
+  const out = [];
+  for (const p of polys) {
+    if (p.area < 1.0) continue;
+    const [x, , z] = p.centroid;
+    if (!insideXZ(p, x, z, 0.3)) continue;
+    if (polys.some((q) => q !== p && insideXZ(q, x, z, 0))) continue;
+    out.push({ poly: p.id, pt: p.centroid });
+  }
+  return out;
+}
+
+const distXZ = (a, b) => Math.hypot(a[0] - b[0], a[2] - b[2]);
+
+// ---- the test -----------------------------------------------------------
+
+async function main() {
+  fs.mkdirSync(BUILD, { recursive: true });
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'navd-browser-'));
+  const { proc, base } = await startNavd(tmp);
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  try {
+    await run(browser, base);
+  } finally {
+    await browser.close();
+    proc.kill('SIGTERM');
+    await new Promise((r) => { proc.once('exit', r); setTimeout(r, 5000); });
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+async function run(browser, base) {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 860 } });
+  let consoleErrors = [];
+  page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
+  page.on('pageerror', (e) => consoleErrors.push('uncaught: ' + e.message));
+
+  // -- served by navd itself
+  const index = await fetch(base + '/');
+  check('GET / serves the viewer as HTML', index.status === 200 && /text\/html/.test(index.headers.get('content-type') || ''),
+    `status ${index.status}, ${index.headers.get('content-type')}`);
+  const js = await fetch(base + '/viewer/viewer.js');
+  check('GET /viewer/viewer.js is JavaScript', js.status === 200 && /javascript/.test(js.headers.get('content-type') || ''),
+    `status ${js.status}, ${js.headers.get('content-type')}`);
+
+  await page.goto(base + '/');
+  const app = page.locator('#app');
+
+  // -- mesh list
+  await page.waitForSelector('#mesh-list li[data-name="demo"]', { timeout: 10000 }).catch(() => {});
+  const names = await page.locator('#mesh-list li .name').allTextContents();
+  check('mesh list shows demo', names.includes('demo'), `list: ${JSON.stringify(names)}`);
+  await page.locator('#mesh-list li[data-name="demo"]').click().catch(() => {});
+  await page.waitForSelector('#app[data-mesh="demo"][data-ready="1"]', { timeout: 10000 }).catch(() => {});
+  check('demo mesh is loaded and drawn', (await app.getAttribute('data-ready')) === '1');
+
+  const meta = (await apiJson(base, 'GET', '/v1/navmeshes/demo')).data;
+  const mesh = (await apiJson(base, 'GET', '/v1/navmeshes/demo?format=json')).data;
+  const polys = polygonsOf(mesh);
+  check('viewer counts the same components as the service',
+    Number(await app.getAttribute('data-components')) === meta.components,
+    `viewer ${await app.getAttribute('data-components')}, service ${meta.components}`);
+
+  const box = await page.locator('#view').boundingBox();
+  const toPage = async (pt) => {
+    const c = await page.evaluate(([x, z]) => window.navdViewer.worldToCanvas(x, z), [pt[0], pt[2]]);
+    return { x: box.x + c.x, y: box.y + c.y };
+  };
+  const clickWorld = async (pt) => { const p = await toPage(pt); await page.mouse.click(p.x, p.y); };
+
+  // -- path: choose two clickable points whose path has the most corners
+  const pts = clickablePoints(polys);
+  let best = null;
+  const pathOf = async (a, b) => (await apiJson(base, 'POST', '/v1/navmeshes/demo/path', { start: a, end: b, cache: false })).data;
+  for (let i = 0; i < pts.length && i < 12; i++) {
+    const a = pts[i];
+    const b = pts[pts.length - 1 - i];
+    if (!b || a === b) continue;
+    const r = await pathOf(a.pt, b.pt);
+    if (r && r.status === 'complete' && (!best || r.corners.length > best.r.corners.length)) best = { a, b, r };
+  }
+  check('found two points on the demo mesh joined by a path', !!best, `${pts.length} clickable points`);
+  if (best) {
+    await clickWorld(best.a.pt);
+    await clickWorld(best.b.pt);
+    await page.waitForFunction(() => document.getElementById('app').dataset.pathStatus !== '', null, { timeout: 10000 }).catch(() => {});
+    // Ask the API with the points the viewer actually sent (a click lands on
+    // a whole pixel), after checking they are where the test clicked.
+    const sent = await page.evaluate(() => ({ s: window.navdViewer.state.path.start, e: window.navdViewer.state.path.end }));
+    const px = 1.5 / (await page.evaluate(() => window.navdViewer.state.view.scale));
+    check('clicks map to the intended world points',
+      sent.s && sent.e && distXZ(sent.s, best.a.pt) < px && distXZ(sent.e, best.b.pt) < px,
+      `sent ${JSON.stringify(sent)}, wanted ${JSON.stringify([best.a.pt, best.b.pt])}`);
+    const expected = await pathOf([sent.s[0], best.a.pt[1], sent.s[2]], [sent.e[0], best.b.pt[1], sent.e[2]]);
+    const shown = Number(await app.getAttribute('data-path-corners'));
+    check(`path with ${expected.corners.length} corners is drawn`, shown === expected.corners.length,
+      `viewer shows ${shown}, API says ${expected.corners.length}`);
+    check('path status shown', (await app.getAttribute('data-path-status')) === expected.status);
+    const drawn = await page.evaluate(() => window.navdViewer.state.path.result.corners);
+    const maxDiff = Math.max(...drawn.map((c, i) => (expected.corners[i] ? distXZ(c, expected.corners[i]) : Infinity)));
+    check('drawn corners are the API corners', maxDiff < 1e-3, `max xz difference ${maxDiff}`);
+    // The corner line is really on the canvas: sample the middle of the first leg.
+    const mid = [(drawn[0][0] + drawn[1][0]) / 2, 0, (drawn[0][2] + drawn[1][2]) / 2];
+    const pixel = await page.evaluate(([x, z]) => {
+      const c = document.getElementById('view');
+      const p = window.navdViewer.worldToCanvas(x, z);
+      const dpr = window.devicePixelRatio || 1;
+      return Array.from(c.getContext('2d').getImageData(Math.round(p.x * dpr), Math.round(p.y * dpr), 1, 1).data);
+    }, [mid[0], mid[2]]);
+    check('path line is painted on the canvas', pixel[0] > 200 && pixel[1] > 180 && pixel[2] < 140, `pixel ${pixel}`);
+    const stats = await page.locator('#path-out').textContent();
+    check('path panel shows length, algorithm, cache and latency',
+      /length/.test(stats) && /algorithm/.test(stats) && /cache/.test(stats) && /ms/.test(stats), stats);
+    await page.check('#show-expanded');
+    await page.waitForTimeout(200);
+    await page.screenshot({ path: path.join(BUILD, 'viewer-path.png') });
+  }
+
+  // -- pan and zoom
+  const before = await page.evaluate(() => ({ ...window.navdViewer.state.view }));
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  await page.mouse.wheel(0, -240);
+  await page.waitForTimeout(100);
+  const zoomed = await page.evaluate(() => ({ ...window.navdViewer.state.view }));
+  check('wheel zooms in', zoomed.scale > before.scale * 1.2, `${before.scale} -> ${zoomed.scale}`);
+  await page.mouse.down();
+  await page.mouse.move(box.x + box.width / 2 + 80, box.y + box.height / 2 + 40, { steps: 5 });
+  await page.mouse.up();
+  const panned = await page.evaluate(() => ({ ...window.navdViewer.state.view }));
+  check('drag pans without clicking', Math.abs(panned.cx - zoomed.cx) > 1e-6 &&
+    (await app.getAttribute('data-path-corners')) !== '0', JSON.stringify(panned));
+  await page.keyboard.press('f');
+  await page.waitForTimeout(100);
+
+  // -- raycast and reachability agree with the API
+  if (best) {
+    await page.click('#tools button[data-tool="raycast"]');
+    await clickWorld(best.a.pt);
+    await clickWorld(best.b.pt);
+    await page.waitForFunction(() => document.getElementById('app').dataset.rayHit !== undefined, null, { timeout: 10000 }).catch(() => {});
+    const ray = await page.evaluate(() => ({ s: window.navdViewer.state.ray.start, e: window.navdViewer.state.ray.end }));
+    if (process.env.DEBUG) console.log(await page.evaluate(() => JSON.stringify({t: window.navdViewer.state.tool, r: window.navdViewer.state.ray, v: window.navdViewer.state.view})), JSON.stringify(best.a.pt), JSON.stringify(await toPage(best.a.pt)), JSON.stringify(box));
+    const rayApi = ray.s && (await apiJson(base, 'POST', '/v1/navmeshes/demo/raycast', { start: ray.s, end: ray.e })).data;
+    check('raycast hit shown as the API answers', rayApi && (await app.getAttribute('data-ray-hit')) === String(rayApi.hit),
+      `viewer ${await app.getAttribute('data-ray-hit')}, API ${rayApi && rayApi.hit}`);
+
+    await page.click('#tools button[data-tool="reach"]');
+    await page.fill('#max-cost', '15');
+    await clickWorld(best.a.pt);
+    await page.waitForFunction(() => document.getElementById('app').dataset.reachPolygons !== undefined, null, { timeout: 10000 }).catch(() => {});
+    const rs = await page.evaluate(() => window.navdViewer.state.reach.start);
+    const reachApi = rs && (await apiJson(base, 'POST', '/v1/navmeshes/demo/reachable', { start: rs, max_cost: 15 })).data;
+    check('reachable polygons shown as the API answers',
+      reachApi && Number(await app.getAttribute('data-reach-polygons')) === reachApi.polygons.length,
+      `viewer ${await app.getAttribute('data-reach-polygons')}, API ${reachApi && reachApi.polygons.length}`);
+    await page.screenshot({ path: path.join(BUILD, 'viewer-reach.png') });
+  }
+
+  // -- agents: place some 4..12 m (by path) from a target, run, check they got closer
+  await page.click('#tools button[data-tool="agents"]');
+  const target = best ? best.b.pt : pts[0] && pts[0].pt;
+  const starts = [];
+  for (const c of pts) {
+    if (starts.length >= 4 || !target) break;
+    const r = await pathOf(c.pt, target);
+    if (r && r.status === 'complete' && r.length > 4 && r.length < 12 && starts.every((s) => distXZ(s.pt, c.pt) > 2))
+      starts.push({ pt: c.pt, len: r.length });
+  }
+  check('found agent start points near the target', starts.length >= 2, `${starts.length} found`);
+  await page.click('#agent-mode button[data-mode="place"]');
+  for (const s of starts) await clickWorld(s.pt);
+  await page.click('#agent-mode button[data-mode="target"]');
+  if (target) await clickWorld(target);
+  const placed = await page.evaluate(() => window.navdViewer.state.agents.map((a) => ({ id: a.id, p: a.position, goal: a.goal })));
+  check('agents placed by clicking', Number(await app.getAttribute('data-agents')) === starts.length,
+    `data-agents ${await app.getAttribute('data-agents')}`);
+  await page.waitForTimeout(3000);
+  const after = await page.evaluate(() => window.navdViewer.state.agents.map((a) => ({ id: a.id, p: a.position, error: a.error })));
+  const steps = Number(await app.getAttribute('data-sim-steps'));
+  check('simulation calls step every frame', steps >= 10, `${steps} steps in 3 s`);
+  let closer = 0;
+  const detail = [];
+  for (const a of placed) {
+    const b = after.find((x) => x.id === a.id);
+    const d0 = (await pathOf(a.p, a.goal)).length;
+    const d1 = b ? distXZ(b.p, a.goal) < 0.01 ? 0 : (await pathOf(b.p, a.goal)).length : Infinity;
+    detail.push(`${a.id}: ${d0.toFixed(2)} -> ${d1.toFixed(2)}${b && b.error ? ' ' + JSON.stringify(b.error) : ''}`);
+    if (d1 < d0 - 1.0) closer++;
+  }
+  check('every agent moved toward the target (path length fell by > 1 m)', placed.length > 0 && closer === placed.length, detail.join('; '));
+  check('viewer counts the agents that moved', Number(await app.getAttribute('data-agents-moved')) >= closer,
+    `data-agents-moved ${await app.getAttribute('data-agents-moved')}`);
+  await page.fill('#spawn-n', '6');
+  await page.click('#spawn');
+  check('spawn at random adds agents', Number(await app.getAttribute('data-agents')) === starts.length + 6);
+  await page.waitForTimeout(600);
+  await page.screenshot({ path: path.join(BUILD, 'viewer-agents.png') });
+  await page.click('#play'); // pause
+  const s1 = Number(await app.getAttribute('data-sim-steps'));
+  await page.waitForTimeout(400);
+  const s2 = Number(await app.getAttribute('data-sim-steps'));
+  check('pause stops stepping', s2 - s1 <= 1, `${s1} -> ${s2}`);
+  await page.click('#step-once');
+  await page.waitForFunction((n) => Number(document.getElementById('app').dataset.simSteps) > n, s2, { timeout: 5000 }).catch(() => {});
+  check('step once advances one step', Number(await app.getAttribute('data-sim-steps')) === s2 + 1);
+
+  check('no console errors during normal use', consoleErrors.length === 0, consoleErrors.join(' | '));
+
+  // -- upload (file picker), errors shown, delete
+  consoleErrors = [];
+  await page.setInputFiles('#file-input', { name: 'broken.json', mimeType: 'application/json', buffer: Buffer.from('{"vertices": [[0,0,0]],') });
+  const msg = page.locator('#messages .msg:not(.info)').last();
+  await msg.waitFor({ timeout: 5000 }).catch(() => {});
+  const msgText = (await msg.textContent().catch(() => '')) || '';
+  check('a rejected upload shows the error code and message', /invalid_json|invalid_navmesh|bad_request/.test(msgText) && msgText.length > 20, msgText);
+  // A 4xx response is logged by Chromium itself as "Failed to load resource"; nothing else may appear.
+  const unexpected = consoleErrors.filter((t) => !/Failed to load resource/.test(t));
+  check('errors are shown without script errors', unexpected.length === 0, unexpected.join(' | '));
+
+  const square = 'v 0 0 0\nv 4 0 0\nv 4 0 4\nv 0 0 4\nf 1 2 3 4\n';
+  await page.fill('#upload-name', 'browser_square');
+  await page.setInputFiles('#file-input', { name: 'square.obj', mimeType: 'model/obj', buffer: Buffer.from(square) });
+  await page.waitForSelector('#mesh-list li[data-name="browser_square"]', { timeout: 5000 }).catch(() => {});
+  const stored = (await apiJson(base, 'GET', '/v1/navmeshes/browser_square')).data;
+  check('OBJ upload stores the mesh', stored && stored.polygons === 1, JSON.stringify(stored));
+  await page.waitForSelector('#app[data-mesh="browser_square"][data-ready="1"]', { timeout: 5000 }).catch(() => {});
+  check('the uploaded mesh is selected', (await app.getAttribute('data-mesh')) === 'browser_square');
+  const del = page.locator('#mesh-list li[data-name="browser_square"] button.del');
+  await del.click();
+  await del.click();
+  await page.waitForSelector('#mesh-list li[data-name="browser_square"]', { state: 'detached', timeout: 5000 }).catch(() => {});
+  const gone = await apiJson(base, 'GET', '/v1/navmeshes/browser_square');
+  check('delete removes the mesh', gone.status === 404, `status ${gone.status}`);
+  const left = consoleErrors.filter((t) => !/Failed to load resource/.test(t));
+  check('no console errors during upload and delete', left.length === 0, left.join(' | '));
+
+  // -- the README's screenshot
+  const docs = path.join(ROOT, 'docs', 'viewer.png');
+  const shot = path.join(BUILD, 'viewer-path.png');
+  if (fs.existsSync(shot) && (process.env.UPDATE_DOCS === '1' || !fs.existsSync(docs))) {
+    fs.mkdirSync(path.dirname(docs), { recursive: true });
+    fs.copyFileSync(shot, docs);
+    console.log(`# wrote ${path.relative(ROOT, docs)}`);
+  }
+}
+
+try {
+  await main();
+} catch (e) {
+  failed++;
+  console.log(`not ok - test harness: ${e && e.stack ? e.stack : e}`);
+}
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,867 @@
+/*
+ * check_api_http: integration tests of the HTTP API against the real navd
+ * binary (tests/test_http.h): navmesh create / replace / list / get /
+ * export / delete, every error code of those endpoints with its body
+ * format, auth, persistence across restarts and kill -9, concurrent
+ * clients, /health, /metrics, logging, configuration errors and graceful
+ * shutdown.
+ *
+ * One server per test case (an unchecked fixture, started once in the
+ * runner and shared by that case's tests); tests use distinct mesh names
+ * so they do not depend on each other's order.
+ *
+ * Meshes are written out by hand here, with their expected metadata
+ * derived by hand next to them.
+ */
+#include <check.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "test_http.h"
+
+/* Square [0,10]^2 with the hole [4,6]^2: grid lines 0, 4, 6, 10 on both axes,
+   vertex (i, j) = index 4j + i at (xs[i], 0, zs[j]); 8 quads (all cells but the
+   centre one). Hand-derived metadata: 16 vertices (each is a corner of some
+   kept cell), 8 polygons, 1 component, area 10*10 - 2*2 = 96 m^2, bounds
+   [[0,0,0],[10,0,10]]. */
+static const char SQUARE[] =
+    "{\"vertices\":[[0,0,0],[4,0,0],[6,0,0],[10,0,0],[0,0,4],[4,0,4],[6,0,4],[10,0,4],"
+    "[0,0,6],[4,0,6],[6,0,6],[10,0,6],[0,0,10],[4,0,10],[6,0,10],[10,0,10]],"
+    "\"polygons\":[[0,1,5,4],[1,2,6,5],[2,3,7,6],[4,5,9,8],[6,7,11,10],[8,9,13,12],"
+    "[9,10,14,13],[10,11,15,14]]}";
+
+/* L corridor of width 2: [0,10]x[0,2] as 5 quads (x lines 0,2,...,10) and
+   [8,10]x[2,10] as 4 quads (z lines 2,4,...,10). Vertices: 6 x 2 on the
+   first strip + 2 x 4 above it = 20; 9 polygons; area 20 + 16 = 36 m^2. */
+static const char L_CORRIDOR[] =
+    "{\"vertices\":[[0,0,0],[2,0,0],[4,0,0],[6,0,0],[8,0,0],[10,0,0],"
+    "[0,0,2],[2,0,2],[4,0,2],[6,0,2],[8,0,2],[10,0,2],"
+    "[8,0,4],[10,0,4],[8,0,6],[10,0,6],[8,0,8],[10,0,8],[8,0,10],[10,0,10]],"
+    "\"polygons\":[[0,1,7,6],[1,2,8,7],[2,3,9,8],[3,4,10,9],[4,5,11,10],"
+    "[10,11,13,12],[12,13,15,14],[14,15,17,16],[16,17,19,18]],"
+    "\"areas\":[0,0,0,0,0,1,1,0,0]}";
+
+/* Two 4 m islands [0,4]x[0,4] and [10,14]x[0,4] joined by a two-way "jump"
+   link: 8 vertices, 2 polygons, 1 link, 1 component (links count as
+   two-way), area 32 m^2, bounds [[0,0,0],[14,0,4]]. */
+static const char ISLANDS_LINK[] =
+    "{\"vertices\":[[0,0,0],[4,0,0],[4,0,4],[0,0,4],[10,0,0],[14,0,0],[14,0,4],[10,0,4]],"
+    "\"polygons\":[[0,1,2,3],[4,5,6,7]],"
+    "\"links\":[{\"start\":[3,0,2],\"end\":[11,0,2],\"radius\":0.5,\"bidirectional\":true,"
+    "\"area\":2,\"kind\":\"jump\"}]}";
+
+static th_server srv;
+
+static void start_default(void) {
+    ck_assert_msg(th_start(&srv, NULL, NULL) == 0, "navd did not start (NAVD_BIN=%s)",
+                  getenv("NAVD_BIN") ? getenv("NAVD_BIN") : "(unset)");
+}
+
+static void stop_default(void) {
+    int rc = th_stop(&srv);
+    th_cleanup(&srv);
+    ck_assert_int_eq(rc, 0);
+}
+
+static json_t *parse(const th_response *r) {
+    json_error_t je;
+    json_t *j = json_loadb(r->body, r->body_len, 0, &je);
+    ck_assert_msg(j != NULL, "response is not JSON (%s): %.200s", je.text, r->body);
+    return j;
+}
+
+/* Checks the contract's error format: exactly {"error":{"code","message"}}. */
+static void assert_error(const th_response *r, int status, const char *code, const char *fragment) {
+    ck_assert_msg(r->status == status, "status %d, expected %d: %.300s", r->status, status,
+                  r->body);
+    char ct[64];
+    ck_assert_ptr_nonnull(th_header(r, "Content-Type", ct, sizeof ct));
+    ck_assert_str_eq(ct, "application/json");
+    json_t *j = parse(r);
+    ck_assert_int_eq(json_object_size(j), 1);
+    json_t *e = json_object_get(j, "error");
+    ck_assert(json_is_object(e));
+    ck_assert_int_eq(json_object_size(e), 2);
+    ck_assert_str_eq(json_string_value(json_object_get(e, "code")), code);
+    const char *msg = json_string_value(json_object_get(e, "message"));
+    ck_assert_ptr_nonnull(msg);
+    ck_assert_msg(strlen(msg) > 0, "empty message");
+    if (fragment)
+        ck_assert_msg(strstr(msg, fragment), "message '%s' lacks '%s'", msg, fragment);
+    /* never a file path or an internal detail */
+    ck_assert_msg(!strstr(msg, "/tmp") && !strstr(msg, ".db") && !strstr(msg, ".c:"),
+                  "message leaks internals: %s", msg);
+    json_decref(j);
+}
+
+static th_response put_mesh(const char *name, const char *body) {
+    char path[128];
+    snprintf(path, sizeof path, "/v1/navmeshes/%s", name);
+    th_response r;
+    th_json(srv.port, "PUT", path, body, &r);
+    return r;
+}
+
+static json_int_t int_field(const json_t *j, const char *k) {
+    const json_t *v = json_object_get(j, k);
+    ck_assert_msg(json_is_integer(v), "%s is not an integer", k);
+    return json_integer_value(v);
+}
+
+static double num_field(const json_t *j, const char *k) {
+    const json_t *v = json_object_get(j, k);
+    ck_assert_msg(json_is_number(v), "%s is not a number", k);
+    return json_number_value(v);
+}
+
+static void assert_bounds(const json_t *meta, double x0, double y0, double z0, double x1, double y1,
+                          double z1) {
+    const json_t *b = json_object_get(meta, "bounds");
+    double want[2][3] = {{x0, y0, z0}, {x1, y1, z1}};
+    for (int i = 0; i < 2; i++)
+        for (int k = 0; k < 3; k++)
+            ck_assert_double_eq_tol(json_number_value(json_array_get(json_array_get(b, i), k)),
+                                    want[i][k], 1e-6);
+}
+
+/* RFC 3339 UTC with milliseconds: YYYY-MM-DDTHH:MM:SS.mmmZ */
+static void assert_rfc3339(const char *s) {
+    ck_assert_ptr_nonnull(s);
+    ck_assert_int_eq(strlen(s), 24);
+    ck_assert(s[4] == '-' && s[7] == '-' && s[10] == 'T' && s[13] == ':' && s[16] == ':' &&
+              s[19] == '.' && s[23] == 'Z');
+}
+
+/* ---- navmesh lifecycle ---- */
+
+START_TEST(create_replace_get_delete) {
+    th_response r = put_mesh("sq", SQUARE);
+    ck_assert_msg(r.status == 201, "%d %s", r.status, r.body);
+    json_t *m = parse(&r);
+    ck_assert_str_eq(json_string_value(json_object_get(m, "name")), "sq");
+    ck_assert_int_eq(int_field(m, "version"), 1);
+    ck_assert_int_eq(int_field(m, "vertices"), 16);
+    ck_assert_int_eq(int_field(m, "polygons"), 8);
+    ck_assert_int_eq(int_field(m, "links"), 0);
+    ck_assert_int_eq(int_field(m, "components"), 1);
+    ck_assert_double_eq_tol(num_field(m, "area"), 96.0, 1e-6);
+    assert_bounds(m, 0, 0, 0, 10, 0, 10);
+    const char *created = json_string_value(json_object_get(m, "created_at"));
+    assert_rfc3339(created);
+    assert_rfc3339(json_string_value(json_object_get(m, "updated_at")));
+    char created_copy[32];
+    snprintf(created_copy, sizeof created_copy, "%s", created);
+    json_decref(m);
+    th_response_free(&r);
+
+    /* replace: 200, version + 1, the new mesh's figures, created_at kept */
+    r = put_mesh("sq", L_CORRIDOR);
+    ck_assert_msg(r.status == 200, "%d %s", r.status, r.body);
+    m = parse(&r);
+    ck_assert_int_eq(int_field(m, "version"), 2);
+    ck_assert_int_eq(int_field(m, "vertices"), 20);
+    ck_assert_int_eq(int_field(m, "polygons"), 9);
+    ck_assert_double_eq_tol(num_field(m, "area"), 36.0, 1e-6);
+    ck_assert_str_eq(json_string_value(json_object_get(m, "created_at")), created_copy);
+    ck_assert(strcmp(json_string_value(json_object_get(m, "updated_at")), created_copy) >= 0);
+    json_decref(m);
+    th_response_free(&r);
+
+    /* get: the same metadata */
+    th_json(srv.port, "GET", "/v1/navmeshes/sq", NULL, &r);
+    ck_assert_int_eq(r.status, 200);
+    m = parse(&r);
+    ck_assert_int_eq(int_field(m, "version"), 2);
+    ck_assert_int_eq(int_field(m, "polygons"), 9);
+    json_decref(m);
+    th_response_free(&r);
+
+    /* a failed replace changes nothing */
+    r = put_mesh("sq", "{\"vertices\":[[0,0,0],[1,0,0],[1,0,1]],\"polygons\":[[0,1,7]]}");
+    assert_error(&r, 422, "invalid_navmesh", "polygons[0]");
+    th_response_free(&r);
+    th_json(srv.port, "GET", "/v1/navmeshes/sq", NULL, &r);
+    m = parse(&r);
+    ck_assert_int_eq(int_field(m, "version"), 2);
+    ck_assert_int_eq(int_field(m, "polygons"), 9);
+    json_decref(m);
+    th_response_free(&r);
+
+    /* delete: 204 without a body, then 404 */
+    th_json(srv.port, "DELETE", "/v1/navmeshes/sq", NULL, &r);
+    ck_assert_int_eq(r.status, 204);
+    ck_assert_int_eq(r.body_len, 0);
+    th_response_free(&r);
+    th_json(srv.port, "GET", "/v1/navmeshes/sq", NULL, &r);
+    assert_error(&r, 404, "not_found", "sq");
+    th_response_free(&r);
+    th_json(srv.port, "DELETE", "/v1/navmeshes/sq", NULL, &r);
+    assert_error(&r, 404, "not_found", "sq");
+    th_response_free(&r);
+}
+END_TEST
+
+START_TEST(list_sorted) {
+    const char *names[] = {"list-c", "list-A", "list-b", "list-a"};
+    for (int i = 0; i < 4; i++) {
+        th_response r = put_mesh(names[i], SQUARE);
+        ck_assert_int_eq(r.status, 201);
+        th_response_free(&r);
+    }
+    th_response r;
+    th_json(srv.port, "GET", "/v1/navmeshes", NULL, &r);
+    ck_assert_int_eq(r.status, 200);
+    json_t *j = parse(&r);
+    json_t *list = json_object_get(j, "navmeshes");
+    ck_assert(json_is_array(list));
+    /* byte order: "list-A" < "list-a" < "list-b" < "list-c" ('A' = 65 < 'a' = 97) */
+    const char *want[] = {"list-A", "list-a", "list-b", "list-c"};
+    int k = 0;
+    const char *prev = "";
+    for (size_t i = 0; i < json_array_size(list); i++) {
+        const char *n = json_string_value(json_object_get(json_array_get(list, i), "name"));
+        ck_assert_msg(strcmp(prev, n) < 0, "not sorted: %s then %s", prev, n);
+        prev = n;
+        if (k < 4 && strcmp(n, want[k]) == 0)
+            k++;
+        ck_assert_int_eq(int_field(json_array_get(list, i), "polygons") > 0, 1);
+    }
+    ck_assert_int_eq(k, 4);
+    json_decref(j);
+    th_response_free(&r);
+}
+END_TEST
+
+/* Fields that must survive an export / re-upload. */
+static void assert_same_mesh(const json_t *a, const json_t *b) {
+    const char *ints[] = {"vertices", "polygons", "links", "components"};
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_eq(int_field(a, ints[i]), int_field(b, ints[i]));
+    ck_assert_double_eq_tol(num_field(a, "area"), num_field(b, "area"), 1e-9);
+    ck_assert(json_equal(json_object_get(a, "bounds"), json_object_get(b, "bounds")));
+}
+
+START_TEST(export_json_round_trip) {
+    th_response r = put_mesh("isl", ISLANDS_LINK);
+    ck_assert_int_eq(r.status, 201);
+    json_t *meta = parse(&r);
+    ck_assert_int_eq(int_field(meta, "vertices"), 8);
+    ck_assert_int_eq(int_field(meta, "polygons"), 2);
+    ck_assert_int_eq(int_field(meta, "links"), 1);
+    ck_assert_int_eq(int_field(meta, "components"), 1);
+    ck_assert_double_eq_tol(num_field(meta, "area"), 32.0, 1e-6);
+    assert_bounds(meta, 0, 0, 0, 14, 0, 4);
+    th_response_free(&r);
+
+    th_json(srv.port, "GET", "/v1/navmeshes/isl?format=json", NULL, &r);
+    ck_assert_int_eq(r.status, 200);
+    json_t *doc = parse(&r);
+    ck_assert_int_eq(json_array_size(json_object_get(doc, "vertices")), 8);
+    ck_assert_int_eq(json_array_size(json_object_get(doc, "polygons")), 2);
+    json_t *link = json_array_get(json_object_get(doc, "links"), 0);
+    ck_assert_str_eq(json_string_value(json_object_get(link, "kind")), "jump");
+    ck_assert(json_is_true(json_object_get(link, "bidirectional")));
+    ck_assert_int_eq(int_field(link, "area"), 2);
+    ck_assert_double_eq_tol(num_field(link, "radius"), 0.5, 1e-9);
+
+    th_response r2 = put_mesh("isl-copy", r.body);
+    ck_assert_msg(r2.status == 201, "%s", r2.body);
+    json_t *meta2 = parse(&r2);
+    assert_same_mesh(meta, meta2);
+    th_response_free(&r2);
+
+    /* exporting the copy yields the same document */
+    th_json(srv.port, "GET", "/v1/navmeshes/isl-copy?format=json", NULL, &r2);
+    json_t *doc2 = parse(&r2);
+    ck_assert(json_equal(doc, doc2));
+    json_decref(doc2);
+    th_response_free(&r2);
+    json_decref(meta2);
+    json_decref(doc);
+    json_decref(meta);
+    th_response_free(&r);
+}
+END_TEST
+
+START_TEST(export_obj_round_trip) {
+    th_response r = put_mesh("sq-obj", SQUARE);
+    ck_assert_int_eq(r.status, 201);
+    json_t *meta = parse(&r);
+    th_response_free(&r);
+    th_json(srv.port, "GET", "/v1/navmeshes/sq-obj?format=obj", NULL, &r);
+    ck_assert_int_eq(r.status, 200);
+    char ct[64];
+    ck_assert_str_eq(th_header(&r, "Content-Type", ct, sizeof ct), "model/obj");
+    /* 16 "v" lines and 8 "f" lines */
+    int nv = 0, nf = 0;
+    for (const char *l = r.body; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        nv += strncmp(l, "v ", 2) == 0;
+        nf += strncmp(l, "f ", 2) == 0;
+    }
+    ck_assert_int_eq(nv, 16);
+    ck_assert_int_eq(nf, 8);
+    th_response r2;
+    th_request(srv.port, "PUT", "/v1/navmeshes/sq-obj2", "model/obj", r.body, r.body_len, NULL,
+               &r2);
+    ck_assert_msg(r2.status == 201, "%s", r2.body);
+    json_t *meta2 = parse(&r2);
+    assert_same_mesh(meta, meta2);
+    json_decref(meta2);
+    th_response_free(&r2);
+    /* text/plain is accepted as OBJ too */
+    th_request(srv.port, "PUT", "/v1/navmeshes/sq-obj3", "text/plain; charset=utf-8", r.body,
+               r.body_len, NULL, &r2);
+    ck_assert_int_eq(r2.status, 201);
+    th_response_free(&r2);
+    json_decref(meta);
+    th_response_free(&r);
+}
+END_TEST
+
+/* ---- errors ---- */
+
+START_TEST(error_codes) {
+    th_response r;
+    /* invalid JSON names the line and column */
+    r = put_mesh("e1", "{\"vertices\": [[0,0,0],\n  [1,0");
+    assert_error(&r, 400, "invalid_json", "line 2");
+    th_response_free(&r);
+    /* duplicate keys are invalid JSON */
+    r = put_mesh("e1", "{\"vertices\":[],\"vertices\":[]}");
+    assert_error(&r, 400, "invalid_json", "duplicate");
+    th_response_free(&r);
+    /* an empty body */
+    th_request(srv.port, "PUT", "/v1/navmeshes/e1", "application/json", "", 0, NULL, &r);
+    assert_error(&r, 400, "invalid_json", NULL);
+    th_response_free(&r);
+    /* type errors name the field */
+    r = put_mesh("e1", "{\"vertices\":[[0,0,0],[1,0,0],[1,0,1]],\"polygons\":[[0,1,-2]]}");
+    assert_error(&r, 422, "invalid_navmesh", "polygons[0][2] must be a non-negative integer");
+    th_response_free(&r);
+    r = put_mesh("e1", "{\"vertices\":[[0,0,0],[1,0],[1,0,1]],\"polygons\":[[0,1,2]]}");
+    assert_error(&r, 422, "invalid_navmesh", "vertices[1] must be an array of 3 finite numbers");
+    th_response_free(&r);
+    r = put_mesh("e1", "{\"vertices\":[[0,0,0],[1,0,0],[1,0,1]],\"polygons\":[[0,1,2]],"
+                       "\"links\":[{\"start\":[0,0,0],\"end\":[1,0,1],\"kind\":7}]}");
+    assert_error(&r, 422, "invalid_navmesh", "links[0].kind must be a string");
+    th_response_free(&r);
+    /* geometry errors name the polygon: polygon 1 has a reflex vertex at (1,0,1) */
+    r = put_mesh("e1", "{\"vertices\":[[0,0,0],[4,0,0],[4,0,4],[0,0,4],[8,0,0],[8,0,4],"
+                       "[6,0,1]],\"polygons\":[[0,1,2,3],[1,4,5,2,6]]}");
+    assert_error(&r, 422, "invalid_navmesh", "polygons[1]");
+    th_response_free(&r);
+    /* bad names */
+    th_json(srv.port, "GET", "/v1/navmeshes/a%20b", NULL, &r);
+    assert_error(&r, 400, "bad_request", "name");
+    th_response_free(&r);
+    char longname[128] = "/v1/navmeshes/";
+    memset(longname + strlen(longname), 'x', 65);
+    th_json(srv.port, "GET", longname, NULL, &r);
+    assert_error(&r, 400, "bad_request", "name");
+    th_response_free(&r);
+    /* a bad export format */
+    r = put_mesh("e2", SQUARE);
+    th_response_free(&r);
+    th_json(srv.port, "GET", "/v1/navmeshes/e2?format=xml", NULL, &r);
+    assert_error(&r, 400, "bad_request", "format");
+    th_response_free(&r);
+    /* 415 */
+    th_request(srv.port, "PUT", "/v1/navmeshes/e1", "text/html", "<p>", 3, NULL, &r);
+    assert_error(&r, 415, "unsupported_media_type", NULL);
+    th_response_free(&r);
+    th_request(srv.port, "PUT", "/v1/navmeshes/e1", NULL, SQUARE, strlen(SQUARE), NULL, &r);
+    assert_error(&r, 415, "unsupported_media_type", NULL);
+    th_response_free(&r);
+    /* 405 with Allow */
+    char allow[64];
+    th_json(srv.port, "POST", "/v1/navmeshes", "{}", &r);
+    assert_error(&r, 405, "method_not_allowed", NULL);
+    ck_assert_str_eq(th_header(&r, "Allow", allow, sizeof allow), "GET");
+    th_response_free(&r);
+    th_json(srv.port, "PATCH", "/v1/navmeshes/e2", NULL, &r);
+    assert_error(&r, 405, "method_not_allowed", NULL);
+    ck_assert_str_eq(th_header(&r, "Allow", allow, sizeof allow), "GET, PUT, DELETE");
+    th_response_free(&r);
+    /* 404 unknown route, and the mesh is untouched by all of the above */
+    th_json(srv.port, "GET", "/v2/nothing", NULL, &r);
+    assert_error(&r, 404, "not_found", NULL);
+    th_response_free(&r);
+    th_json(srv.port, "GET", "/v1/navmeshes/e1", NULL, &r);
+    assert_error(&r, 404, "not_found", NULL);
+    th_response_free(&r);
+    th_json(srv.port, "GET", "/v1/navmeshes/e2", NULL, &r);
+    json_t *m = parse(&r);
+    ck_assert_int_eq(int_field(m, "version"), 1);
+    json_decref(m);
+    th_response_free(&r);
+}
+END_TEST
+
+START_TEST(keep_alive_survives_errors) {
+    th_conn c;
+    ck_assert_int_eq(th_connect(&c, srv.port), 0);
+    th_response r;
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(th_conn_request(&c, "GET", "/nope", NULL, NULL, 0, NULL, &r), 0);
+        ck_assert_int_eq(r.status, 404);
+        th_response_free(&r);
+        ck_assert_int_eq(th_conn_request(&c, "GET", "/health", NULL, NULL, 0, NULL, &r), 0);
+        ck_assert_int_eq(r.status, 200);
+        th_response_free(&r);
+    }
+    th_close(&c);
+}
+END_TEST
+
+/* ---- body limit (server with --max-body 2K) ---- */
+
+static th_server small;
+
+static void start_small(void) {
+    const char *args[] = {"--max-body", "2K", NULL};
+    ck_assert(th_start(&small, NULL, args) == 0);
+}
+
+static void stop_small(void) {
+    int rc = th_stop(&small);
+    th_cleanup(&small);
+    ck_assert_int_eq(rc, 0);
+}
+
+START_TEST(payload_too_large) {
+    size_t n = 3000;
+    char *big = malloc(n + 1);
+    memset(big, ' ', n);
+    big[0] = '{';
+    big[n - 1] = '}';
+    big[n] = '\0';
+    th_response r;
+    /* announced by Content-Length: refused before the body is read */
+    th_request(small.port, "PUT", "/v1/navmeshes/big", "application/json", big, n, NULL, &r);
+    assert_error(&r, 413, "payload_too_large", "2048");
+    th_response_free(&r);
+    /* chunked, no length announced: refused once the limit is passed */
+    char *chunked = malloc(n + 64);
+    int len = snprintf(chunked, n + 64, "%zx\r\n", n);
+    memcpy(chunked + len, big, n);
+    len += (int)n;
+    len += snprintf(chunked + len, 16, "\r\n0\r\n\r\n");
+    const char *hdrs[] = {"Transfer-Encoding: chunked", NULL};
+    th_conn c;
+    ck_assert_int_eq(th_connect(&c, small.port), 0);
+    /* body passed raw (already chunk-encoded), so no Content-Length is sent */
+    char head[256];
+    snprintf(head, sizeof head,
+             "PUT /v1/navmeshes/big HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+             "%s\r\n\r\n",
+             hdrs[0]);
+    ck_assert(write(c.fd, head, strlen(head)) > 0);
+    ck_assert(write(c.fd, chunked, (size_t)len) > 0);
+    th_response r2;
+    ck_assert_int_eq(th_conn_read(&c, "PUT", &r2), 0);
+    assert_error(&r2, 413, "payload_too_large", NULL);
+    th_response_free(&r2);
+    th_close(&c);
+    free(chunked);
+    /* a body under the limit still works */
+    th_request(small.port, "PUT", "/v1/navmeshes/small", "application/json", SQUARE, strlen(SQUARE),
+               NULL, &r);
+    ck_assert_int_eq(r.status, 201);
+    th_response_free(&r);
+    free(big);
+}
+END_TEST
+
+/* ---- auth (server with --api-key) ---- */
+
+static th_server authsrv;
+
+static void start_auth(void) {
+    const char *args[] = {"--api-key", "s3cret-key", NULL};
+    ck_assert(th_start(&authsrv, NULL, args) == 0);
+}
+
+static void stop_auth(void) {
+    int rc = th_stop(&authsrv);
+    th_cleanup(&authsrv);
+    ck_assert_int_eq(rc, 0);
+}
+
+START_TEST(auth_required_for_writes) {
+    th_response r;
+    int port = authsrv.port;
+    th_request(port, "PUT", "/v1/navmeshes/a", "application/json", SQUARE, strlen(SQUARE), NULL,
+               &r);
+    assert_error(&r, 401, "unauthorized", NULL);
+    th_response_free(&r);
+    const char *wrong[] = {"Authorization: Bearer s3cret-kez", NULL};
+    th_request(port, "PUT", "/v1/navmeshes/a", "application/json", SQUARE, strlen(SQUARE), wrong,
+               &r);
+    assert_error(&r, 401, "unauthorized", NULL);
+    th_response_free(&r);
+    const char *prefix[] = {"Authorization: Bearer s3cret", NULL};
+    th_request(port, "PUT", "/v1/navmeshes/a", "application/json", SQUARE, strlen(SQUARE), prefix,
+               &r);
+    assert_error(&r, 401, "unauthorized", NULL);
+    th_response_free(&r);
+    const char *good[] = {"Authorization: Bearer s3cret-key", NULL};
+    th_request(port, "PUT", "/v1/navmeshes/a", "application/json", SQUARE, strlen(SQUARE), good,
+               &r);
+    ck_assert_int_eq(r.status, 201);
+    th_response_free(&r);
+    /* reads need no key */
+    th_request(port, "GET", "/v1/navmeshes/a", NULL, NULL, 0, NULL, &r);
+    ck_assert_int_eq(r.status, 200);
+    th_response_free(&r);
+    th_request(port, "GET", "/v1/navmeshes", NULL, NULL, 0, NULL, &r);
+    ck_assert_int_eq(r.status, 200);
+    th_response_free(&r);
+    /* delete needs the key */
+    th_request(port, "DELETE", "/v1/navmeshes/a", NULL, NULL, 0, NULL, &r);
+    assert_error(&r, 401, "unauthorized", NULL);
+    th_response_free(&r);
+    th_request(port, "DELETE", "/v1/navmeshes/a", NULL, NULL, 0, good, &r);
+    ck_assert_int_eq(r.status, 204);
+    th_response_free(&r);
+}
+END_TEST
+
+/* ---- persistence ---- */
+
+START_TEST(restart_keeps_meshes_and_versions) {
+    th_server s;
+    ck_assert(th_start(&s, NULL, NULL) == 0);
+    th_response r;
+    th_json(s.port, "PUT", "/v1/navmeshes/p1", SQUARE, &r);
+    th_response_free(&r);
+    th_json(s.port, "PUT", "/v1/navmeshes/p2", L_CORRIDOR, &r);
+    th_response_free(&r);
+    th_json(s.port, "PUT", "/v1/navmeshes/p2", SQUARE, &r);
+    th_response_free(&r);
+    th_json(s.port, "PUT", "/v1/navmeshes/p2", L_CORRIDOR, &r); /* version 3 */
+    th_response_free(&r);
+    th_json(s.port, "GET", "/v1/navmeshes", NULL, &r);
+    json_t *before = parse(&r);
+    th_response_free(&r);
+    ck_assert_int_eq(th_stop(&s), 0);
+
+    ck_assert(th_restart(&s, NULL) == 0);
+    th_json(s.port, "GET", "/v1/navmeshes", NULL, &r);
+    json_t *after = parse(&r);
+    th_response_free(&r);
+    ck_assert_msg(json_equal(before, after), "metadata changed across a restart");
+    json_t *p2 = json_array_get(json_object_get(after, "navmeshes"), 1);
+    ck_assert_int_eq(int_field(p2, "version"), 3);
+    ck_assert_int_eq(int_field(p2, "polygons"), 9);
+    json_decref(before);
+    json_decref(after);
+    /* and the log says how many were loaded */
+    char *log = th_log(&s);
+    ck_assert_ptr_nonnull(strstr(log, "loaded 2 navmeshes"));
+    free(log);
+    ck_assert_int_eq(th_stop(&s), 0);
+    th_cleanup(&s);
+}
+END_TEST
+
+START_TEST(kill9_after_201_keeps_mesh) {
+    th_server s;
+    ck_assert(th_start(&s, NULL, NULL) == 0);
+    th_response r;
+    th_json(s.port, "PUT", "/v1/navmeshes/durable", SQUARE, &r);
+    ck_assert_int_eq(r.status, 201);
+    th_response_free(&r);
+    th_kill(&s); /* no graceful shutdown: the 201 must already be durable */
+    ck_assert(th_restart(&s, NULL) == 0);
+    th_json(s.port, "GET", "/v1/navmeshes/durable", NULL, &r);
+    ck_assert_int_eq(r.status, 200);
+    json_t *m = parse(&r);
+    ck_assert_int_eq(int_field(m, "version"), 1);
+    ck_assert_int_eq(int_field(m, "polygons"), 8);
+    json_decref(m);
+    th_response_free(&r);
+    th_kill(&s);
+    th_cleanup(&s);
+}
+END_TEST
+
+START_TEST(demo_only_when_empty) {
+    th_server s;
+    const char *demo[] = {"--demo", NULL};
+    ck_assert(th_start(&s, NULL, demo) == 0);
+    th_response r;
+    th_json(s.port, "GET", "/v1/navmeshes/demo", NULL, &r);
+    ck_assert_int_eq(r.status, 200);
+    json_t *m = parse(&r);
+    /* api_demo.c's layout: 14 hall + 1 corridor + 9 SW room + 3 floor corridor
+       + 3 SE room + ramp + deck = 32 polygons; one component through the
+       jump link and the rooms; area 1184 + 80 + 400 + 64 + 480 + 56 + 96 */
+    ck_assert_int_eq(int_field(m, "polygons"), 32);
+    ck_assert_int_eq(int_field(m, "links"), 1);
+    ck_assert_int_eq(int_field(m, "components"), 1);
+    ck_assert_double_eq_tol(num_field(m, "area"), 2360.0, 1e-6);
+    assert_bounds(m, 0, 0, 0, 60, 4, 60);
+    json_decref(m);
+    th_response_free(&r);
+    /* deleted, then restarted with --demo on a non-empty store: not re-added */
+    th_json(s.port, "PUT", "/v1/navmeshes/other", SQUARE, &r);
+    th_response_free(&r);
+    th_json(s.port, "DELETE", "/v1/navmeshes/demo", NULL, &r);
+    th_response_free(&r);
+    ck_assert_int_eq(th_stop(&s), 0);
+    ck_assert(th_restart(&s, demo) == 0);
+    th_json(s.port, "GET", "/v1/navmeshes/demo", NULL, &r);
+    ck_assert_int_eq(r.status, 404);
+    th_response_free(&r);
+    ck_assert_int_eq(th_stop(&s), 0);
+    th_cleanup(&s);
+}
+END_TEST
+
+/* ---- concurrency ---- */
+
+typedef struct worker {
+    int port, id, failures;
+    char why[160];
+} worker;
+
+#define PER_WORKER 8
+
+static void *worker_main(void *arg) {
+    worker *w = arg;
+    th_conn c;
+    if (th_connect(&c, w->port) != 0) {
+        w->failures++;
+        return NULL;
+    }
+    for (int round = 0; round < 2; round++)
+        for (int i = 0; i < PER_WORKER; i++) {
+            char path[64];
+            snprintf(path, sizeof path, "/v1/navmeshes/w%d-%d", w->id, i);
+            const char *body = round == 0 ? SQUARE : L_CORRIDOR;
+            th_response r;
+            if (th_conn_request(&c, "PUT", path, "application/json", body, strlen(body), NULL,
+                                &r) != 0 ||
+                r.status != (round == 0 ? 201 : 200)) {
+                snprintf(w->why, sizeof w->why, "PUT %s -> %d", path, r.status);
+                w->failures++;
+            }
+            th_response_free(&r);
+            if (th_conn_request(&c, "GET", path, NULL, NULL, 0, NULL, &r) != 0 || r.status != 200) {
+                snprintf(w->why, sizeof w->why, "GET %s -> %d", path, r.status);
+                w->failures++;
+            }
+            th_response_free(&r);
+            if (th_conn_request(&c, "GET", "/v1/navmeshes", NULL, NULL, 0, NULL, &r) != 0 ||
+                r.status != 200) {
+                snprintf(w->why, sizeof w->why, "GET list -> %d", r.status);
+                w->failures++;
+            }
+            th_response_free(&r);
+        }
+    th_close(&c);
+    return NULL;
+}
+
+START_TEST(concurrent_clients_lose_nothing) {
+    pthread_t t[4];
+    worker w[4];
+    for (int i = 0; i < 4; i++) {
+        w[i] = (worker){.port = srv.port, .id = i};
+        pthread_create(&t[i], NULL, worker_main, &w[i]);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(t[i], NULL);
+        ck_assert_msg(w[i].failures == 0, "worker %d: %d failures (%s)", i, w[i].failures,
+                      w[i].why);
+    }
+    /* every mesh is there, replaced exactly once: version 2 with the L corridor */
+    th_response r;
+    th_json(srv.port, "GET", "/v1/navmeshes", NULL, &r);
+    json_t *j = parse(&r);
+    json_t *list = json_object_get(j, "navmeshes");
+    int found = 0;
+    for (size_t i = 0; i < json_array_size(list); i++) {
+        json_t *m = json_array_get(list, i);
+        const char *n = json_string_value(json_object_get(m, "name"));
+        if (n[0] == 'w' && strchr(n, '-')) {
+            found++;
+            ck_assert_int_eq(int_field(m, "version"), 2);
+            ck_assert_int_eq(int_field(m, "polygons"), 9);
+        }
+    }
+    ck_assert_int_eq(found, 4 * PER_WORKER);
+    json_decref(j);
+    th_response_free(&r);
+}
+END_TEST
+
+/* ---- service endpoints and process ---- */
+
+START_TEST(health_and_metrics) {
+    th_response r;
+    th_json(srv.port, "GET", "/health", NULL, &r);
+    ck_assert_int_eq(r.status, 200);
+    json_t *j = parse(&r);
+    ck_assert_str_eq(json_string_value(json_object_get(j, "status")), "ok");
+    ck_assert(json_is_integer(json_object_get(j, "navmeshes")));
+    ck_assert_str_eq(json_string_value(json_object_get(j, "version")), "0.1.0");
+    json_decref(j);
+    th_response_free(&r);
+    th_json(srv.port, "GET", "/no-such-route", NULL, &r);
+    th_response_free(&r);
+
+    th_json(srv.port, "GET", "/metrics", NULL, &r);
+    ck_assert_int_eq(r.status, 200);
+    char ct[80];
+    ck_assert_ptr_nonnull(th_header(&r, "Content-Type", ct, sizeof ct));
+    ck_assert_ptr_nonnull(strstr(ct, "text/plain"));
+    const char *want[] = {
+        "# TYPE navd_requests_total counter",
+        "navd_requests_total{route=\"/health\",method=\"GET\",status=\"2xx\"} ",
+        "navd_requests_total{route=\"none\",method=\"other\",status=\"4xx\"} ",
+        "# TYPE navd_request_duration_seconds histogram",
+        "navd_request_duration_seconds_bucket{route=\"/health\",le=\"+Inf\"} ",
+        "navd_request_duration_seconds_count{route=\"/health\"} ",
+        "navd_navmeshes_loaded ",
+        "navd_path_cache_hits ",
+        "navd_path_cache_misses ",
+        "navd_path_cache_evictions ",
+        "navd_path_cache_entries ",
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        ck_assert_msg(strstr(r.body, want[i]), "metrics lack '%s'", want[i]);
+    /* a raw mesh name never becomes a label: routes are patterns */
+    ck_assert_ptr_null(strstr(r.body, "route=\"/v1/navmeshes/w"));
+    th_response_free(&r);
+}
+END_TEST
+
+START_TEST(request_log_lines) {
+    th_response r;
+    th_json(srv.port, "GET", "/v1/navmeshes/log-probe", NULL, &r);
+    th_response_free(&r);
+    th_json(srv.port, "GET", "/health", NULL, &r);
+    th_response_free(&r);
+    char *log = th_log(&srv);
+    ck_assert_ptr_nonnull(log);
+    ck_assert_msg(strstr(log, "navd: listening on 127.0.0.1:"), "%s", log);
+    /* method, path, status, latency ms, response bytes */
+    ck_assert_msg(strstr(log, "navd: GET /v1/navmeshes/log-probe 404 "), "%s", log);
+    const char *line = strstr(log, "navd: GET /v1/navmeshes/log-probe 404 ");
+    double ms;
+    unsigned bytes;
+    ck_assert_int_eq(sscanf(line, "navd: GET /v1/navmeshes/log-probe 404 %lfms %uB", &ms, &bytes),
+                     2);
+    ck_assert(ms >= 0);
+    ck_assert(bytes > 0);
+    free(log);
+}
+END_TEST
+
+static int run_navd(const char *args, char *out, size_t outsz) {
+    const char *bin = getenv("NAVD_BIN") ? getenv("NAVD_BIN") : "bin/navd";
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "'%s' %s 2>&1", bin, args);
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return -1;
+    size_t n = fread(out, 1, outsz - 1, p);
+    out[n] = '\0';
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+START_TEST(config_errors_exit_2) {
+    static char out[8192];
+    ck_assert_int_eq(run_navd("--port abc", out, sizeof out), 2);
+    ck_assert_ptr_nonnull(strstr(out, "--port"));
+    ck_assert_int_eq(run_navd("--port 70000", out, sizeof out), 2);
+    ck_assert_ptr_nonnull(strstr(out, "65535"));
+    ck_assert_int_eq(run_navd("--threads 0", out, sizeof out), 2);
+    ck_assert_int_eq(run_navd("--max-body 12X", out, sizeof out), 2);
+    ck_assert_int_eq(run_navd("--log-level loud", out, sizeof out), 2);
+    ck_assert_int_eq(run_navd("--no-such-flag", out, sizeof out), 2);
+    ck_assert_int_eq(run_navd("--port", out, sizeof out), 2);
+    ck_assert_int_eq(
+        run_navd("--bind not-an-address --port 0 --db /dev/null/x", out, sizeof out) != 0, 1);
+    ck_assert_int_eq(run_navd("--help", out, sizeof out), 0);
+    const char *flags[] = {"--port",
+                           "--bind",
+                           "--db",
+                           "--threads",
+                           "--api-key",
+                           "--max-body",
+                           "--demo",
+                           "--max-batch",
+                           "--max-agents",
+                           "--max-nodes",
+                           "--max-polys",
+                           "--max-verts",
+                           "--max-verts-per-poly",
+                           "--cache-bytes",
+                           "--request-timeout",
+                           "--connection-timeout",
+                           "--max-connections",
+                           "--log-level",
+                           "NAVD_API_KEY"};
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
+        ck_assert_msg(strstr(out, flags[i]), "--help lacks %s", flags[i]);
+}
+END_TEST
+
+START_TEST(env_config_applies) {
+    th_server s;
+    setenv("NAVD_API_KEY", "from-env", 1);
+    int started = th_start(&s, NULL, NULL);
+    unsetenv("NAVD_API_KEY");
+    ck_assert(started == 0);
+    th_response r;
+    th_json(s.port, "PUT", "/v1/navmeshes/x", SQUARE, &r);
+    ck_assert_int_eq(r.status, 401);
+    th_response_free(&r);
+    ck_assert_int_eq(th_stop(&s), 0);
+    th_cleanup(&s);
+}
+END_TEST
+
+Suite *api_http_suite(void); /* called by check_main.c */
+Suite *api_http_suite(void) {
+    Suite *s = suite_create("api_http");
+    TCase *tc = tcase_create("navmeshes");
+    tcase_add_unchecked_fixture(tc, start_default, stop_default);
+    tcase_add_test(tc, create_replace_get_delete);
+    tcase_add_test(tc, list_sorted);
+    tcase_add_test(tc, export_json_round_trip);
+    tcase_add_test(tc, export_obj_round_trip);
+    tcase_add_test(tc, error_codes);
+    tcase_add_test(tc, keep_alive_survives_errors);
+    tcase_add_test(tc, concurrent_clients_lose_nothing);
+    tcase_add_test(tc, health_and_metrics);
+    tcase_add_test(tc, request_log_lines);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("limits");
+    tcase_add_unchecked_fixture(tc, start_small, stop_small);
+    tcase_add_test(tc, payload_too_large);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("auth");
+    tcase_add_unchecked_fixture(tc, start_auth, stop_auth);
+    tcase_add_test(tc, auth_required_for_writes);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("process");
+    tcase_add_test(tc, restart_keeps_meshes_and_versions);
+    tcase_add_test(tc, kill9_after_201_keeps_mesh);
+    tcase_add_test(tc, demo_only_when_empty);
+    tcase_add_test(tc, config_errors_exit_2);
+    tcase_add_test(tc, env_config_applies);
+    suite_add_tcase(s, tc);
+    return s;
+}
