@@ -26,18 +26,23 @@
  *    exact points and re-runs only the string pulling inside the stored
  *    corridor. Only complete answers are stored at this level (never partial
  *    or budget-limited ones).
- *    - For the CORRIDOR algorithm this is exact: the corridor A* chooses its
- *      corridor from polygons only (nav_query.c explains the cost model), so
- *      a fresh search for any points in the same polygon pair finds the same
- *      corridor, and the level-2 answer is identical to a fresh one.
- *      nav_find_path_cached uses level 2 for it.
- *    - For the OPTIMAL algorithm the shortest path between other points in
- *      the same polygons may take another corridor, so reusing one yields
- *      the shortest path WITHIN that corridor, not always the global
- *      optimum. nav_find_path_cached therefore never serves optimal answers
- *      from level 2 (the `path` endpoint promises answers equal to a fresh
- *      search); nav_find_path_reuse does, for callers such as steering that
- *      re-plan every tick and prefer speed and corridor stability.
+ *    - For the CORRIDOR algorithm, nav_find_path_cached uses level 2: the
+ *      answer is the string-pulled path through the corridor that an earlier
+ *      search found for some points in the same polygon pair and options.
+ *      The corridor A* weighs portal crossings toward the exact end point
+ *      (for path quality: a polygon-only cost model would make level 2
+ *      exact but string-pulls longer than Detour on the shared meshes), so
+ *      a level-2 answer CAN DIFFER from a fresh corridor search for those
+ *      exact points (another corridor, or another nodes_expanded); it is
+ *      always a valid path from the snapped start to the snapped end
+ *      through that corridor. For the exact same request it is identical
+ *      (the level-1 entry, or the corridor searched for those very points).
+ *    - For the OPTIMAL algorithm, reusing a corridor yields the shortest
+ *      path WITHIN that corridor, not always the global optimum, so
+ *      nav_find_path_cached never serves optimal answers from level 2 (the
+ *      `path` endpoint promises optimal answers equal to a fresh search);
+ *      nav_find_path_reuse does, for callers such as steering that re-plan
+ *      every tick and prefer speed and corridor stability.
  *
  * Bypass. Requests with res->expanded set (debug) are never cached.
  */
@@ -87,9 +92,10 @@ void nav_cache_clear(nav_cache *c);
 void nav_cache_stats_get(const nav_cache *c, nav_cache_stats *out);
 
 /*
- * nav_find_path through the cache, for the `path` endpoint: the answer is
- * always identical to nav_find_path's for the same request and mesh. Level 1
- * for every algorithm, level 2 only for the CORRIDOR algorithm (see above).
+ * nav_find_path through the cache, for the `path` endpoint. Level 1 (exact
+ * requests) for every algorithm: identical to nav_find_path's answer.
+ * Level 2 (corridor reuse) only for the CORRIDOR algorithm, with the caveat
+ * above.
  * c == NULL (or res->expanded set): plain nav_find_path, *outcome = BYPASS.
  * outcome may be NULL. Thread-safe on c; q is the caller's own.
  */
