@@ -459,13 +459,17 @@ static void emit(corner_sink *cs, const float p[3]) {
         res->flags |= NAV_PATH_TRUNCATED;
 }
 
-/* Emits a funnel vertex lifted onto polygon poly's surface. */
+/*
+ * Emits a funnel corner. Funnel corners are always polygon vertices (portal
+ * ends), and the height surface passes through every polygon vertex (the
+ * fan triangulation, and Recast detail meshes, which index the polygon's
+ * own vertices), so the vertex's y is already on the surface: no height
+ * lookup (a scan of the polygon's detail triangles) is needed.
+ */
 static void emit_on(corner_sink *cs, const nav_mesh *m, uint32_t poly, const float p[3]) {
-    float c[3] = {p[0], p[1], p[2]};
-    float y;
-    if (nav_mesh_height(m, poly, p[0], p[2], &y) == NAV_OK)
-        c[1] = y;
-    emit(cs, c);
+    (void)m;
+    (void)poly;
+    emit(cs, p);
 }
 
 /*
@@ -611,18 +615,34 @@ static void closest_reachable(nav_query *q, const nav_mesh *m, uint32_t start_po
         double d = fmax(fabs((double)m->bmax[k] - end[k]), fabs((double)end[k] - m->bmin[k]));
         span = fmax(span, d);
     }
+    /* The start polygon's closest point bounds the answer: boxes never need
+       to grow beyond it, and a polygon whose bounding box is farther than
+       the best so far is skipped before any exact (height) work. */
     for (double r = 1.0;; r *= 2) {
+        if (r > best)
+            r = best;
         float bmin[3], bmax[3];
         for (int k = 0; k < 3; k++) {
             bmin[k] = (float)(end[k] - r);
             bmax[k] = (float)(end[k] + r);
         }
-        uint32_t total = nav_mesh_query_box(m, bmin, bmax, q->box, q->box_cap);
+        /* small meshes: one pruned pass over every polygon beats growing boxes */
+        uint32_t total =
+            m->npolys <= 2048 ? UINT32_MAX : nav_mesh_query_box(m, bmin, bmax, q->box, q->box_cap);
         int scan = total > q->box_cap;
         uint32_t cnt = scan ? m->npolys : total;
         for (uint32_t i = 0; i < cnt; i++) {
             uint32_t p = scan ? i : q->box[i];
-            if (!nav_filter_passable(f, m->areas[p]) || !nav_mesh_reachable(m, start_poly, p))
+            const float *pb = &m->poly_bounds[6 * (size_t)p];
+            double lb2 = 0;
+            for (int k = 0; k < 3; k++) {
+                double g = (double)pb[k] - end[k], h = (double)end[k] - pb[3 + k];
+                g = g > h ? g : h;
+                if (g > 0)
+                    lb2 += g * g;
+            }
+            if (lb2 > best * best || !nav_filter_passable(f, m->areas[p]) ||
+                !nav_mesh_reachable(m, start_poly, p))
                 continue;
             float c[3];
             if (nav_mesh_closest_on_poly(m, p, end, c) != NAV_OK)
