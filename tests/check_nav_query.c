@@ -756,6 +756,78 @@ START_TEST(random_raycast_vs_brute_force) {
 }
 END_TEST
 
+START_TEST(random_reach_cost_vs_bfs) {
+    /* Brute-force reference: with an unbounded budget, nav_reach_cost
+       returns exactly the polygons a breadth-first walk over edges and
+       links (one-way links forward only) reaches; the set grows with the
+       budget; the start polygon is always in it; the area is the sum. */
+    nav_query *q = nav_query_new(4096);
+    fx_random_opts o = fx_random_defaults();
+    uint32_t *got = malloc(sizeof(uint32_t) * 4096), *small = malloc(sizeof(uint32_t) * 4096);
+    uint8_t *seen = malloc(4096);
+    uint32_t *queue = malloc(sizeof(uint32_t) * 4096);
+    for (uint32_t seed = 1; seed <= 60; seed++) {
+        o.bridge = seed % 4 == 0;
+        nav_mesh *m = fx_random(seed, &o);
+        ck_assert_uint_le(m->npolys, 4096);
+        uint32_t rng = seed;
+        float s[3];
+        uint32_t sp = random_point(m, &rng, s);
+        memset(seen, 0, m->npolys);
+        uint32_t qh = 0, qt = 0;
+        queue[qt++] = sp;
+        seen[sp] = 1;
+        while (qh < qt) {
+            uint32_t p = queue[qh++];
+            for (uint32_t k = m->poly_start[p]; k < m->poly_start[p + 1]; k++) {
+                uint32_t nb = m->poly_nei[k];
+                if (nb != NAV_NONE && !seen[nb]) {
+                    seen[nb] = 1;
+                    queue[qt++] = nb;
+                }
+            }
+            for (uint32_t k = m->link_out_start[p]; k < m->link_out_start[p + 1]; k++) {
+                const nav_link *l = &m->links[m->link_out[k] & ~NAV_LINK_REVERSE];
+                uint32_t to = (m->link_out[k] & NAV_LINK_REVERSE) ? l->start_poly : l->end_poly;
+                if (to != NAV_NONE && !seen[to]) {
+                    seen[to] = 1;
+                    queue[qt++] = to;
+                }
+            }
+        }
+        uint32_t n, ns;
+        double area, area_s;
+        bool trunc;
+        ck_assert_int_eq(nav_reach_cost(q, m, sp, s, 1e12, NULL, got, 4096, &n, &area, &trunc),
+                         NAV_OK);
+        ck_assert_uint_eq(n, qt);
+        double sum = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            ck_assert(seen[got[i]]);
+            sum += nav_mesh_poly_area_xz(m, got[i]);
+        }
+        ck_assert_double_eq_tol(area, sum, 1e-9 * (1 + sum));
+        ck_assert_int_eq(nav_reach_cost(q, m, sp, s, 3.0, NULL, small, 4096, &ns, &area_s, &trunc),
+                         NAV_OK);
+        ck_assert_uint_le(ns, n);
+        int has_start = 0;
+        for (uint32_t i = 0, j = 0; i < ns; i++) {
+            has_start |= small[i] == sp;
+            while (j < n && got[j] < small[i])
+                j++;
+            ck_assert(j < n && got[j] == small[i]); /* subset (both sorted) */
+        }
+        ck_assert(has_start);
+        nav_mesh_free(m);
+    }
+    free(got);
+    free(small);
+    free(seen);
+    free(queue);
+    nav_query_free(q);
+}
+END_TEST
+
 extern Suite *nav_query_suite(void);
 Suite *nav_query_suite(void) {
     Suite *s = suite_create("nav_query");
@@ -784,6 +856,7 @@ Suite *nav_query_suite(void) {
     tcase_add_test(tp, random_properties);
     tcase_add_test(tp, random_properties_bridge);
     tcase_add_test(tp, random_raycast_vs_brute_force);
+    tcase_add_test(tp, random_reach_cost_vs_bfs);
     suite_add_tcase(s, tp);
     return s;
 }
