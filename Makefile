@@ -38,6 +38,13 @@ ifeq ($(SAN),thread)
   SANFLAGS := -fsanitize=thread -fno-omit-frame-pointer
   OPT := -O1 -g
 endif
+# libFuzzer build (clang only): objects get coverage instrumentation; only the
+# harnesses link the fuzzer's main (see "fuzzing" below).
+ifeq ($(SAN),fuzz)
+  SANFLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer \
+              -fno-sanitize-recover=all
+  OPT := -O1 -g
+endif
 
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
@@ -72,14 +79,17 @@ NAVD := $(if $(SAN),$(BUILD)/navd,$(BIN_DIR)/navd)
 TEST_RUNNER := $(BUILD)/check_navd
 BENCH_RUNNER := $(BUILD)/bench_navd
 
-.PHONY: all deps run test test-unit test-san bench clean format format-check help test-browser
+.PHONY: all deps run test test-unit test-san test-tsan bench clean format format-check help test-browser \
+        fuzz fuzz-short fuzz-build fuzz-run
 
 all: $(NAVD) $(LIBNAV)
 
 help:
 	@echo "make            build bin/navd and build/libnav.a"
 	@echo "make run        install missing deps, build, serve on :$(PORT) with $(DB)"
-	@echo "make test       install missing deps, run every test, then again under ASan+UBSan"
+	@echo "make test       install missing deps, run every test, then again under ASan+UBSan and TSan"
+	@echo "make test-tsan  the concurrency suite under ThreadSanitizer"
+	@echo "make fuzz       every libFuzzer harness for FUZZ_SECONDS (default 60) each; fuzz-short: CI pass"
 	@echo "make bench      benchmarks (figures and ratios)"
 	@echo "make test-browser  the web viewer in headless Chromium (installs chromium, playwright-core)"
 	@echo "make deps       apt-get install the -dev packages pkg-config cannot find"
@@ -109,8 +119,8 @@ $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(PKG_CFLAGS) $(CHECK_CFLAGS) -MMD -MP -c $< -o $@
 
-# Viewer files are compiled into the binary; tests/embed.c turns them into C arrays.
-$(BUILD)/gen/api_assets.c: $(VIEWER_ASSETS) tests/tools/embed.c
+# Viewer files are compiled into the binary; tests/tools/embed.c turns them into C arrays.
+$(BUILD)/gen/api_assets.c: $(VIEWER_ASSETS) tests/tools/embed.c api/api_viewer.h
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -o $(BUILD)/embed tests/tools/embed.c
 	$(BUILD)/embed $@ $(VIEWER_ASSETS)
@@ -129,9 +139,9 @@ $(NAVD): $(MAIN_OBJ) $(SVC_OBJ) $(API_OBJ) $(STORE_OBJ) $(LIBNAV)
 
 # The suite list is generated so each tests/check_<module>.c only has to define
 # `Suite *<module>_suite(void)`.
-$(BUILD)/gen/suites.h: $(SUITE_SRC)
+$(BUILD)/gen/suites.h: $(SUITE_SRC) Makefile
 	@mkdir -p $(dir $@)
-	@sed -n 's/^Suite \*\([a-z0-9_]*_suite\)(void).*/SUITE(\1)/p' $(SUITE_SRC) > $@.tmp
+	@sed -n 's/^Suite \*\([a-z0-9_]*_suite\)(void) *{*$$/SUITE(\1)/p' $(SUITE_SRC) | sort -u > $@.tmp
 	@if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
 
 $(BUILD)/obj/tests/check_main.o: $(BUILD)/gen/suites.h
@@ -153,12 +163,22 @@ run: deps
 test: deps
 	@$(MAKE) --no-print-directory test-unit
 	@$(MAKE) --no-print-directory test-san
+	@$(MAKE) --no-print-directory test-tsan
 
 test-unit: $(NAVD) $(TEST_RUNNER)
 	NAVD_BIN=$(abspath $(NAVD)) CK_DEFAULT_TIMEOUT=120 $(TEST_RUNNER)
 
 test-san:
 	@$(MAKE) --no-print-directory SAN=1 BUILD=build/san test-unit
+
+# ThreadSanitizer pass over the concurrency suite only (TSan is ~10x slower;
+# the other suites are single-threaded or covered by test-san). The server
+# under test is the TSan build too, so races inside navd are reported.
+TSAN_BUILD := build/tsan
+test-tsan:
+	@$(MAKE) --no-print-directory SAN=thread BUILD=$(TSAN_BUILD) $(TSAN_BUILD)/navd $(TSAN_BUILD)/check_navd
+	NAVD_BIN=$(abspath $(TSAN_BUILD)/navd) CK_RUN_SUITE=concurrency CK_DEFAULT_TIMEOUT=600 \
+	  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" $(TSAN_BUILD)/check_navd
 
 bench: deps
 	@$(MAKE) --no-print-directory $(NAVD) $(BENCH_RUNNER)
@@ -187,6 +207,67 @@ test-browser: deps
 
 clean:
 	rm -rf build $(BIN_DIR)
+
+# ---- fuzzing ----------------------------------------------------------------
+# One libFuzzer harness per tests/fuzz/fuzz_<target>.c, linked against the
+# project's objects built with coverage + ASan + UBSan under build/fuzz.
+# Corpora: tests/fuzz/corpus/<target>/ (hand-written seeds, committed),
+# build/fuzz/seeds/<target>/ (made from the fixtures and ../shared/meshes by
+# tests/fuzz/seeds.sh) and build/fuzz/corpus/<target>/ (what the fuzzer
+# grows). A crash leaves build/fuzz/artifacts/<target>-crash-* and fails.
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_SHORT_SECONDS ?= 40
+FUZZ_BUILD := build/fuzz
+FUZZ_HARNESS := $(filter-out tests/fuzz/fuzz_common.c,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_TARGETS ?= $(patsubst tests/fuzz/fuzz_%.c,%,$(FUZZ_HARNESS))
+FUZZ_LINK_OBJ = $(call obj,tests/fuzz/fuzz_common.c tests/test_load.c) $(API_OBJ) $(STORE_OBJ) $(LIBNAV)
+
+$(BUILD)/fuzz/fuzz_%: $(BUILD)/obj/tests/fuzz/fuzz_%.o $(call obj,tests/fuzz/fuzz_common.c tests/test_load.c) \
+                      $(API_OBJ) $(STORE_OBJ) $(LIBNAV)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -fsanitize=fuzzer -o $@ $< $(FUZZ_LINK_OBJ) $(PKG_LIBS) -lm
+
+$(BUILD)/fuzz/seed_blobs: $(BUILD)/obj/tests/fuzz/seed_blobs.o $(LIBNAV)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lm
+
+# clang and its libFuzzer runtime (Debian: clang + libclang-rt-*-dev) come
+# from apt when missing, like `make deps` does for the libraries.
+fuzz-build: deps
+	@if ! echo 'int LLVMFuzzerTestOneInput(const char *d, long n) { return 0; }' | \
+	    $(FUZZ_CC) -x c -fsanitize=fuzzer -o /dev/null - >/dev/null 2>&1; then \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  echo "fuzz: installing clang and its libFuzzer runtime"; \
+	  $$SUDO apt-get update -qq; \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends \
+	    clang $$(apt-cache search --names-only '^libclang-rt-[0-9]+-dev$$' | sort -V | tail -1 | cut -d' ' -f1); \
+	fi
+	@$(MAKE) --no-print-directory SAN=fuzz CC=$(FUZZ_CC) BUILD=$(FUZZ_BUILD) \
+	  $(patsubst %,$(FUZZ_BUILD)/fuzz/fuzz_%,$(FUZZ_TARGETS)) $(FUZZ_BUILD)/fuzz/seed_blobs
+	@sh tests/fuzz/seeds.sh $(FUZZ_BUILD)
+
+# FUZZ_SECONDS per harness; prints each harness's executions and result.
+fuzz-run:
+	@set -e; mkdir -p $(FUZZ_BUILD)/artifacts $(FUZZ_BUILD)/log; \
+	for t in $(FUZZ_TARGETS); do \
+	  mkdir -p $(FUZZ_BUILD)/corpus/$$t $(FUZZ_BUILD)/seeds/$$t; \
+	  rc=0; $(FUZZ_BUILD)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=20 \
+	    -rss_limit_mb=2048 -max_len=262144 -print_final_stats=1 \
+	    -artifact_prefix=$(FUZZ_BUILD)/artifacts/$$t- $(FUZZ_BUILD)/corpus/$$t \
+	    $(FUZZ_BUILD)/seeds/$$t $$( [ -d tests/fuzz/corpus/$$t ] && echo tests/fuzz/corpus/$$t ) \
+	    > $(FUZZ_BUILD)/log/$$t.log 2>&1 || rc=$$?; \
+	  runs=$$(sed -n 's/^stat::number_of_executed_units: *//p' $(FUZZ_BUILD)/log/$$t.log); \
+	  echo "fuzz $$t: $${runs:-?} executions in $(FUZZ_SECONDS) s, exit $$rc"; \
+	  if [ $$rc != 0 ]; then grep -E 'ERROR|SUMMARY|invariant|Test unit written' \
+	    $(FUZZ_BUILD)/log/$$t.log | head -20; exit 1; fi; \
+	done
+
+fuzz: fuzz-build
+	@$(MAKE) --no-print-directory fuzz-run
+
+fuzz-short: fuzz-build
+	@$(MAKE) --no-print-directory FUZZ_SECONDS=$(FUZZ_SHORT_SECONDS) fuzz-run
 
 FORMAT_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null) \
                $(shell git ls-files --others --exclude-standard '*.c' '*.h' 2>/dev/null)

@@ -77,6 +77,18 @@ void api_reply_error(api_req *r, const api_err *e);
 void api_reply_fail(api_req *r, api_code code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* The value of a request header (case-insensitive name), or NULL. */
+const char *api_req_header(const api_req *r, const char *name);
+
+struct MHD_Response;
+/*
+ * Queues a response the handler built itself, for bodies with headers of
+ * their own (the viewer's embedded files: ETag, Cache-Control, 304); takes
+ * ownership of resp (NULL = out of memory: the connection is closed). len is
+ * the body size for the access log.
+ */
+void api_reply_response(api_req *r, unsigned http_status, struct MHD_Response *resp, size_t len);
+
 /* ---- metrics (api_metrics.c) ---- */
 /* Counts one finished request. route is an api_route_id or API_ROUTE_COUNT for "none". */
 void api_metrics_observe(unsigned route, unsigned http_status, double seconds);

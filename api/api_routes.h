@@ -18,6 +18,8 @@
 
 /* X(id, method, pattern, handler, flags) */
 #define API_ROUTE_LIST(X)                                                                          \
+    X(VIEWER, "GET", "/", api_h_viewer, 0)                                                         \
+    X(VIEWER_FILE, "GET", "/viewer/{name}", api_h_viewer, 0)                                       \
     X(HEALTH, "GET", "/health", api_h_health, 0)                                                   \
     X(METRICS, "GET", "/metrics", api_h_metrics, 0)                                                \
     X(MESH_LIST, "GET", "/v1/navmeshes", api_h_mesh_list, 0)                                       \

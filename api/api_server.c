@@ -152,6 +152,25 @@ static void queue(api_req *r, api_code code, struct MHD_Response *resp, size_t l
     MHD_destroy_response(resp);
 }
 
+const char *api_req_header(const api_req *r, const char *name) {
+    return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
+}
+
+void api_reply_response(api_req *r, unsigned http_status, struct MHD_Response *resp, size_t len) {
+    if (r->replied) {
+        if (resp)
+            MHD_destroy_response(resp);
+        return;
+    }
+    r->replied = 1;
+    if (!resp)
+        return; /* out of memory: MHD closes the connection */
+    r->status = http_status;
+    r->resp_bytes = len;
+    MHD_queue_response(r->conn, r->status, resp);
+    MHD_destroy_response(resp);
+}
+
 void api_reply_raw(api_req *r, api_code code, const char *content_type, char *buf, size_t len) {
     if (r->replied) {
         free(buf);

@@ -5,6 +5,8 @@
  */
 #include "api/api_viewer.h"
 
+#include "api/api_internal.h"
+
 #include <microhttpd.h>
 #include <string.h>
 
@@ -57,18 +59,17 @@ static int etag_matches(const char *header, const char *etag) {
     return 0;
 }
 
-int api_viewer_queue(struct MHD_Connection *c, const api_viewer_asset *a) {
-    if (c == NULL || a == NULL) {
-        return MHD_NO;
+struct MHD_Response *api_viewer_response(const api_viewer_asset *a, const char *if_none_match,
+                                         unsigned *http_status) {
+    if (a == NULL || http_status == NULL) {
+        return NULL;
     }
-    const char *inm =
-        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH);
-    int not_modified = inm != NULL && etag_matches(inm, a->etag);
+    int not_modified = if_none_match != NULL && etag_matches(if_none_match, a->etag);
     /* The data is static: no copy and no free callback. */
     struct MHD_Response *r = MHD_create_response_from_buffer_with_free_callback(
         not_modified ? 0 : a->len, not_modified ? NULL : (void *)a->data, NULL);
     if (r == NULL) {
-        return MHD_NO;
+        return NULL;
     }
     int ok = MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, a->etag) == MHD_YES &&
              MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache") == MHD_YES &&
@@ -76,8 +77,41 @@ int api_viewer_queue(struct MHD_Connection *c, const api_viewer_asset *a) {
     if (ok && !not_modified) {
         ok = MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, a->content_type) == MHD_YES;
     }
-    int ret = ok ? (int)MHD_queue_response(c, not_modified ? MHD_HTTP_NOT_MODIFIED : MHD_HTTP_OK, r)
-                 : MHD_NO;
+    if (!ok) {
+        MHD_destroy_response(r);
+        return NULL;
+    }
+    *http_status = not_modified ? MHD_HTTP_NOT_MODIFIED : MHD_HTTP_OK;
+    return r;
+}
+
+int api_viewer_queue(struct MHD_Connection *c, const api_viewer_asset *a) {
+    if (c == NULL || a == NULL) {
+        return MHD_NO;
+    }
+    const char *inm =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH);
+    unsigned status = 0;
+    struct MHD_Response *r = api_viewer_response(a, inm, &status);
+    if (r == NULL) {
+        return MHD_NO;
+    }
+    int ret = (int)MHD_queue_response(c, status, r);
     MHD_destroy_response(r);
     return ret;
+}
+
+/* ---- the routes (api_routes.h: GET / and GET /viewer/{name}) ---- */
+
+void api_h_viewer(api_req *r) {
+    const char *name = api_req_name(r);
+    const api_viewer_asset *a = find_by_name(name[0] != '\0' ? name : "index.html");
+    if (a == NULL) {
+        api_reply_fail(r, API_E_NOT_FOUND, "the viewer has no file '%s'", name);
+        return;
+    }
+    unsigned status = 0;
+    struct MHD_Response *resp =
+        api_viewer_response(a, api_req_header(r, MHD_HTTP_HEADER_IF_NONE_MATCH), &status);
+    api_reply_response(r, status, resp, status == MHD_HTTP_OK ? a->len : 0);
 }

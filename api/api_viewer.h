@@ -35,8 +35,18 @@ extern const unsigned api_viewer_asset_count;
 const api_viewer_asset *api_viewer_find(const char *path);
 
 /*
- * Queues the asset on c: 200 with the body, Content-Type, ETag and
- * Cache-Control: no-cache (browsers revalidate, so a new binary's viewer is
+ * The response for an asset: status 200 with the body (static, not copied),
+ * Content-Type, ETag and Cache-Control: no-cache, or 304 without a body when
+ * if_none_match (the request's If-None-Match header, may be NULL) carries
+ * the ETag. *http_status receives 200 or 304. NULL when out of memory. The
+ * caller queues and destroys it.
+ */
+struct MHD_Response *api_viewer_response(const api_viewer_asset *a, const char *if_none_match,
+                                         unsigned *http_status);
+
+/*
+ * Queues the asset on c (api_viewer_response with c's If-None-Match): 200 with the body,
+ * Content-Type, ETag and Cache-Control: no-cache (browsers revalidate, so a new binary's viewer is
  * seen at once), or 304 without a body when If-None-Match carries the ETag.
  * Returns the MHD_Result of MHD_queue_response (MHD_NO on failure).
  */

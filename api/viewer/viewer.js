@@ -53,7 +53,7 @@
     agents: [],
     agentMode: 'place',
     target: null,
-    sim: { running: true, speed: 1, inflight: false, lastSent: 0, steps: 0, ms: 0, once: false },
+    sim: { running: true, speed: 1, inflight: false, lastSent: 0, steps: 0, ms: 0, traversals: 0 },
     nextAgentId: 1,
     dirty: true,
     errors: 0,
@@ -230,9 +230,18 @@
       detail = { tris: json.detail.triangles, ranges: json.detail.polygon_triangles, vert: dvert };
     }
 
+    /* The most common area id is the plain floor; others are hatched. */
+    const areas = json.areas || [];
+    const areaCount = new Map();
+    polys.forEach((p) => { const a = areas[p.id] || 0; areaCount.set(a, (areaCount.get(a) || 0) + 1); });
+    let mainArea = 0, mainCount = -1;
+    areaCount.forEach((n, a) => { if (n > mainCount || (n === mainCount && a < mainArea)) { mainArea = a; mainCount = n; } });
+
     const mesh = {
-      vx, vy, vz, polys, boundary, inner, detail,
-      links: (json.links || []).map((l) => Object.assign({}, l)),
+      vx, vy, vz, polys, boundary, inner, detail, mainArea,
+      special: polys.filter((p) => (areas[p.id] || 0) !== mainArea).map((p) => p.id),
+      /* bidirectional defaults to true, as in the upload format. */
+      links: (json.links || []).map((l) => Object.assign({}, l, { bidirectional: l.bidirectional !== false })),
       bounds: { minX, maxX, minY, maxY, minZ, maxZ },
       areas: json.areas || [],
       ncomp: 0,
@@ -248,12 +257,13 @@
       l.endPoly = nearestPolyTo(mesh, l.end);
       if (l.startPoly >= 0 && l.endPoly >= 0) union(l.startPoly, l.endPoly);
     });
-    const compIndex = new Map();
-    polys.forEach((p) => {
-      const r = find(p.id);
-      if (!compIndex.has(r)) compIndex.set(r, compIndex.size);
-      p.comp = compIndex.get(r);
-    });
+    /* Number components by decreasing area so the main region always gets
+       the first hue and small islands stand out against it. */
+    const compArea = new Map();
+    polys.forEach((p) => { const r = find(p.id); compArea.set(r, (compArea.get(r) || 0) + p.area); });
+    const roots = [...compArea.keys()].sort((a, b) => compArea.get(b) - compArea.get(a) || a - b);
+    const compIndex = new Map(roots.map((r, i) => [r, i]));
+    polys.forEach((p) => { p.comp = compIndex.get(find(p.id)); });
     mesh.ncomp = compIndex.size;
 
     /* Draw lower floors first so an upper floor covers what it overlaps. */
@@ -272,8 +282,8 @@
   function polyColor(mesh, p) {
     const b = mesh.bounds;
     const t = b.maxY > b.minY ? (p.y - b.minY) / (b.maxY - b.minY) : 0.5;
-    const hue = (210 + p.comp * 137.508) % 360;
-    return `hsl(${hue.toFixed(1)}, ${mesh.ncomp > 1 ? 50 : 45}%, ${(24 + 40 * t).toFixed(1)}%)`;
+    const hue = (205 + p.comp * 137.508) % 360;
+    return `hsl(${hue.toFixed(1)}, ${p.comp ? 55 : 42}%, ${(22 + 44 * t).toFixed(1)}%)`;
   }
 
   function insidePoly(mesh, p, x, z) {
@@ -352,7 +362,7 @@
     return best;
   }
 
-  /* A random point on the mesh, uniform over the xz area. */
+  /* A random point on the mesh, (nearly) uniform over the xz area. */
   function randomPoint(mesh) {
     const polys = mesh.polys;
     if (!polys.length) return null;
@@ -378,9 +388,11 @@
     const [a, b, c] = tris.find((t) => t[3] >= rt) || tris[tris.length - 1];
     let u = Math.random(), w = Math.random();
     if (u + w > 1) { u = 1 - u; w = 1 - w; }
-    /* Keep a little away from the edges so the agent's centre is well inside. */
-    const x = a[0] + u * (b[0] - a[0]) + w * (c[0] - a[0]);
-    const z = a[1] + u * (b[1] - a[1]) + w * (c[1] - a[1]);
+    /* Pulled 10 % toward the triangle's centroid so a new agent does not
+       start right on a wall. */
+    const gx = (a[0] + b[0] + c[0]) / 3, gz = (a[1] + b[1] + c[1]) / 3;
+    const x = gx + 0.9 * (a[0] + u * (b[0] - a[0]) + w * (c[0] - a[0]) - gx);
+    const z = gz + 0.9 * (a[1] + u * (b[1] - a[1]) + w * (c[1] - a[1]) - gz);
     return [x, heightAt(mesh, p, x, z), z];
   }
 
@@ -456,6 +468,26 @@
       ctx.fillStyle = p.color;
       ctx.fill(p.path);
     }
+    /* Polygons of a non-default area (water, doors, ...): a hatch a fixed
+       number of pixels apart, whatever the zoom. */
+    if (m.special.length) {
+      ctx.save();
+      const clip = new Path2D();
+      let x0 = Infinity, x1 = -Infinity, z0 = Infinity, z1 = -Infinity;
+      for (const id of m.special) {
+        const p = m.polys[id];
+        clip.addPath(p.path);
+        x0 = Math.min(x0, p.x0); x1 = Math.max(x1, p.x1); z0 = Math.min(z0, p.z0); z1 = Math.max(z1, p.z1);
+      }
+      ctx.clip(clip);
+      ctx.strokeStyle = 'rgba(255, 255, 255, 0.13)';
+      ctx.lineWidth = 1.5 * px;
+      ctx.beginPath();
+      const step = 7 * px, h = z1 - z0;
+      for (let x = x0 - h; x <= x1; x += step) { ctx.moveTo(x, z0); ctx.lineTo(x + h, z1); }
+      ctx.stroke();
+      ctx.restore();
+    }
     /* Reachable set: lit polygons, the rest dimmed. */
     if (state.tool === 'reach' && state.reach.set) {
       for (const p of m.drawOrder) {
@@ -476,7 +508,7 @@
     for (const s of m.boundary) { ctx.moveTo(s[0], s[1]); ctx.lineTo(s[2], s[3]); }
     ctx.stroke();
 
-    if (state.hover && state.hover.poly >= 0) {
+    if (state.hover && state.hover.poly >= 0 && m.polys[state.hover.poly]) {
       ctx.strokeStyle = 'rgba(255, 255, 255, 0.55)';
       ctx.lineWidth = 1.5 * px;
       ctx.stroke(m.polys[state.hover.poly].path);
@@ -487,7 +519,9 @@
     if (state.tool === 'reach' && state.reach.start) marker(state.reach.start, '#50e6c8', px);
 
     drawLinks(m, px);
-    if (state.tool === 'agents') drawAgents(px);
+    /* Agents stay visible (and keep moving) under every tool, so a path can
+       be inspected while the crowd runs. */
+    drawAgents(px);
     screenTransform();
     drawScaleBar();
   }
@@ -495,13 +529,9 @@
   function drawGrid() {
     /* Grid spacing: a 1-2-5 step giving lines at least 40 px apart. */
     const s = state.view.scale;
-    let step = 1;
-    const steps = [1, 2, 5];
-    let e = Math.pow(10, Math.floor(Math.log10(40 / s)));
-    outer: for (;;) {
-      for (const k of steps) { if (k * e * s >= 40) { step = k * e; break outer; } }
-      e *= 10;
-    }
+    if (!(s > 0 && isFinite(s))) return;
+    const e = Math.pow(10, Math.floor(Math.log10(40 / s)));
+    const step = [1, 2, 5, 10].map((k) => k * e).find((st) => st * s >= 40) || 10 * e;
     const tl = canvasToWorld(0, 0), br = canvasToWorld(state.size.w, state.size.h);
     ctx.strokeStyle = 'rgba(255, 255, 255, 0.035)';
     ctx.lineWidth = 1;
@@ -721,7 +751,7 @@
         for (const c of a.corners) { ctx.beginPath(); ctx.arc(c[0], c[2], 2.5 * px, 0, 2 * Math.PI); ctx.fill(); }
       }
       ctx.beginPath();
-      ctx.arc(x, z, a.radius, 0, 2 * Math.PI);
+      ctx.arc(x, z, Math.max(a.radius, 3 * px), 0, 2 * Math.PI);
       ctx.fillStyle = a.error ? '#f85149' : a.color;
       ctx.globalAlpha = a.arrived ? 0.55 : 0.9;
       ctx.fill();
@@ -836,6 +866,8 @@
       const b = state.mesh.bounds;
       line(`height <span class="grad"></span> ${fmt(b.minY, 1)} … ${fmt(b.maxY, 1)} m`);
       line(`hue = connected component (${state.mesh.ncomp})`);
+      if (state.mesh.special.length)
+        line(`hatched = area ≠ ${state.mesh.mainArea} (${state.mesh.special.length} polys)`);
     }
     line('<span class="sw" style="border-color:#03060a;border-top-width:4px;background:#555"></span>wall (boundary edge)');
     line('<span class="sw" style="border-color:#ffb020"></span>two-way link  <span class="sw" style="border-color:#ff7a45;margin-left:6px"></span>one-way');
@@ -860,7 +892,7 @@
       rows.push(['cache', r.cache || '–', r.cache === 'hit' ? 'good' : '']);
       rows.push(['nodes expanded', r.nodes_expanded !== undefined ? String(r.nodes_expanded) : '–']);
       const ex = r.expanded || r.expanded_polygons;
-      rows.push(['expanded polys', Array.isArray(ex) ? String(ex.length) : 'not returned']);
+      rows.push(['expanded polys', Array.isArray(ex) ? String(ex.length) : 'tick "expanded"']);
       if (Array.isArray(r.links) && r.links.length)
         rows.push(['links', r.links.map((l) => `#${l.index} ${l.kind || ''}`).join(', ')]);
       rows.push(['latency', `${fmt(P.ms, 1)} ms (round trip)`]);
@@ -872,6 +904,9 @@
     app.dataset.pathCorners = String(corners);
     app.dataset.pathStatus = r ? r.status : '';
     app.dataset.pathLength = r ? String(r.length) : '';
+    app.dataset.pathCache = r && r.cache ? r.cache : '';
+    const ex = r && (r.expanded || r.expanded_polygons);
+    app.dataset.pathExpanded = Array.isArray(ex) ? String(ex.length) : '';
   }
 
   function renderRayOut() {
@@ -916,6 +951,7 @@
       ['moved closer', String(moved)],
       ['arrived', String(arrived)],
       ['errors', String(errs), errs ? 'bad' : ''],
+      ['link traversals', String(state.sim.traversals)],
       ['steps', String(state.sim.steps)],
       ['step latency', state.sim.steps ? `${fmt(state.sim.ms, 1)} ms` : '–'],
     ]);
@@ -954,7 +990,8 @@
     const want = selectName || state.meshName || decodeURIComponent(location.hash.replace(/^#/, ''));
     const found = state.meshes.find((m) => m.name === want);
     if (found) {
-      if (found.name !== state.meshName || found.version !== (state.meta && state.meta.version)) selectMesh(found.name);
+      if (found.name !== state.meshName) selectMesh(found.name);
+      else if (found.version !== (state.meta && state.meta.version)) selectMesh(found.name, true); /* replaced */
     } else if (state.meshes.length) selectMesh(state.meshes[0].name);
     else clearMesh();
   }
@@ -971,9 +1008,16 @@
     redraw();
   }
 
-  async function selectMesh(name) {
+  /* Loads and draws a mesh; `replaced` when the same name has a new version
+     (results drawn for the old geometry are dropped, the view is kept). */
+  async function selectMesh(name, replaced) {
     const seq = ++state.loadSeq;
     const changed = name !== state.meshName;
+    if (replaced && !changed) {
+      const fitted = state.viewFitted;
+      resetTools();
+      state.viewFitted = fitted;
+    }
     state.meshName = name;
     app.dataset.ready = '0';
     renderMeshList();
@@ -1008,12 +1052,14 @@
   }
 
   function resetTools() {
+    state.hover = null; /* polygon ids refer to the previous mesh */
     state.path = { start: null, end: null, result: null, ms: 0, seq: 0 };
     state.ray = { start: null, end: null, result: null, ms: 0 };
     state.reach = { start: null, result: null, set: null, ms: 0 };
     state.agents = [];
     state.target = null;
     state.sim.steps = 0;
+    state.sim.traversals = 0;
     state.viewFitted = false;
     renderPathOut();
     renderRayOut();
@@ -1061,7 +1107,11 @@
 
   async function runPath() {
     const P = state.path, seq = ++P.seq, name = state.meshName;
-    const body = { start: P.start, end: P.end, debug: true };
+    /* The expanded set needs debug: true, which the service answers around
+       its cache (bypass); without the toggle the cache is used and the
+       panel shows hit / miss. */
+    const body = { start: P.start, end: P.end };
+    if ($('show-expanded').checked) body.debug = true;
     if (!$('use-cache').checked) body.cache = false;
     try {
       const { data, ms } = await api('POST', meshUrl(name, '/path'), body);
@@ -1197,6 +1247,14 @@
         a.arrived = !!o.arrived;
         a.avoiding = !!o.avoiding;
         a.action = o.action || null;
+        /* The agent reached an off-mesh link: the service leaves the traversal
+           to the game, so the viewer plays the game and lands it at the end. */
+        if (a.action && Array.isArray(a.action.end)) {
+          a.position = a.action.end.slice();
+          a.velocity = [0, 0, 0];
+          a.corners = [];
+          state.sim.traversals++;
+        }
       }
     } catch (e) {
       sim.running = false; /* stop the loop rather than repeat a failing request every frame */
@@ -1210,11 +1268,11 @@
 
   function frame(now) {
     const sim = state.sim;
-    if (state.tool === 'agents' && sim.running && state.agents.length && !sim.inflight) {
+    if (sim.running && state.agents.length && !sim.inflight) {
       const real = sim.lastSent ? Math.min((now - sim.lastSent) / 1000, MAX_STEP_DT) : 1 / 60;
       sim.lastSent = now;
       if (real > 0) stepAgents(real * sim.speed);
-    } else if (!sim.running || state.tool !== 'agents' || !state.agents.length) {
+    } else if (!sim.running || !state.agents.length) {
       sim.lastSent = 0;
     }
     if (state.dirty) draw();
@@ -1345,14 +1403,27 @@
       if (f) uploadFile(f);
     });
 
+    /* Editing the address's #name (or going back) switches mesh. */
+    window.addEventListener('hashchange', () => {
+      const name = decodeURIComponent(location.hash.replace(/^#/, ''));
+      if (name && name !== state.meshName && state.meshes.some((m) => m.name === name)) selectMesh(name);
+    });
     $('refresh').addEventListener('click', () => loadList());
+    $('key-form').addEventListener('submit', (ev) => ev.preventDefault());
     const key = $('api-key');
     key.value = state.apiKey;
     key.addEventListener('input', () => { state.apiKey = key.value.trim(); sessionStorage.setItem('navd.apiKey', state.apiKey); });
 
     for (const b of $('tools').querySelectorAll('button')) b.addEventListener('click', () => setTool(b.dataset.tool));
     for (const b of $('agent-mode').querySelectorAll('button')) b.addEventListener('click', () => setAgentMode(b.dataset.mode));
-    for (const id of ['show-corridor', 'show-expanded']) $(id).addEventListener('change', redraw);
+    $('show-corridor').addEventListener('change', redraw);
+    /* Expanded polygons only come with debug: true, so asking for them re-runs the query. */
+    $('show-expanded').addEventListener('change', () => {
+      const r = state.path.result;
+      if ($('show-expanded').checked && state.path.end && r && !Array.isArray(r.expanded)) runPath();
+      redraw();
+    });
+    $('use-cache').addEventListener('change', () => { if (state.path.end) runPath(); });
     $('spawn').addEventListener('click', () => spawnRandom(Math.min(Math.max(Math.floor(Number($('spawn-n').value) || 1), 1), 500)));
     $('clear-agents').addEventListener('click', () => { state.agents = []; state.target = null; state.sim.steps = 0; renderAgentsOut(); redraw(); });
     $('play').addEventListener('click', togglePlay);

@@ -29,6 +29,11 @@ const BUILD = path.join(ROOT, 'build');
 
 let passed = 0;
 let failed = 0;
+let skipped = 0;
+function skip(name, why) {
+  skipped++;
+  console.log(`skip - ${name}: ${why}`);
+}
 function check(name, ok, detail) {
   if (ok) {
     passed++;
@@ -147,9 +152,9 @@ async function main() {
 
 async function run(browser, base) {
   const page = await browser.newPage({ viewport: { width: 1400, height: 860 } });
-  let consoleErrors = [];
+  const consoleErrors = [];
   page.on('console', (m) => { if (m.type() === 'error') consoleErrors.push(m.text()); });
-  page.on('pageerror', (e) => consoleErrors.push('uncaught: ' + e.message));
+  page.on('pageerror', (e) => consoleErrors.push('uncaught: ' + (e.stack || e.message)));
 
   // -- served by navd itself
   const index = await fetch(base + '/');
@@ -177,6 +182,15 @@ async function run(browser, base) {
     Number(await app.getAttribute('data-components')) === meta.components,
     `viewer ${await app.getAttribute('data-components')}, service ${meta.components}`);
 
+  // Endpoints this build may not have yet (each lands with its own issue):
+  // "demo" exists, so a 404 from a query route means the route is missing.
+  // Their checks are reported as skipped rather than failed; the viewer then
+  // never calls them, so they cannot leave 404s in the console either.
+  const has = {};
+  for (const ep of ['path', 'raycast', 'reachable', 'step'])
+    has[ep] = (await apiJson(base, 'POST', `/v1/navmeshes/demo/${ep}`, {})).status !== 404;
+  const missing = (ep) => `this navd has no POST /v1/navmeshes/{name}/${ep} yet (404)`;
+
   const box = await page.locator('#view').boundingBox();
   const toPage = async (pt) => {
     const c = await page.evaluate(([x, z]) => window.navdViewer.worldToCanvas(x, z), [pt[0], pt[2]]);
@@ -188,14 +202,15 @@ async function run(browser, base) {
   const pts = clickablePoints(polys);
   let best = null;
   const pathOf = async (a, b) => (await apiJson(base, 'POST', '/v1/navmeshes/demo/path', { start: a, end: b, cache: false })).data;
-  for (let i = 0; i < pts.length && i < 12; i++) {
+  for (let i = 0; has.path && i < pts.length && i < 12; i++) {
     const a = pts[i];
     const b = pts[pts.length - 1 - i];
     if (!b || a === b) continue;
     const r = await pathOf(a.pt, b.pt);
     if (r && r.status === 'complete' && (!best || r.corners.length > best.r.corners.length)) best = { a, b, r };
   }
-  check('found two points on the demo mesh joined by a path', !!best, `${pts.length} clickable points`);
+  if (has.path) check('found two points on the demo mesh joined by a path', !!best, `${pts.length} clickable points`);
+  else skip('path tool', missing('path'));
   if (best) {
     await clickWorld(best.a.pt);
     await clickWorld(best.b.pt);
@@ -227,7 +242,16 @@ async function run(browser, base) {
     const stats = await page.locator('#path-out').textContent();
     check('path panel shows length, algorithm, cache and latency',
       /length/.test(stats) && /algorithm/.test(stats) && /cache/.test(stats) && /ms/.test(stats), stats);
+    check('path went through the cache', ['miss', 'hit'].includes(await app.getAttribute('data-path-cache')),
+      `cache: ${await app.getAttribute('data-path-cache')}`);
+    // Ticking "expanded" re-asks with debug: true; the count must be the API's.
     await page.check('#show-expanded');
+    await page.waitForFunction(() => document.getElementById('app').dataset.pathExpanded !== '', null, { timeout: 10000 }).catch(() => {});
+    const dbg = (await apiJson(base, 'POST', '/v1/navmeshes/demo/path',
+      { start: sent.s, end: sent.e, debug: true, cache: false })).data;
+    const shownEx = await app.getAttribute('data-path-expanded');
+    check('expanded polygons shown as the API answers with debug', Array.isArray(dbg.expanded) && Number(shownEx) === dbg.expanded.length,
+      `viewer ${shownEx}, API ${dbg.expanded && dbg.expanded.length}`);
     await page.waitForTimeout(200);
     await page.screenshot({ path: path.join(BUILD, 'viewer-path.png') });
   }
@@ -243,13 +267,16 @@ async function run(browser, base) {
   await page.mouse.move(box.x + box.width / 2 + 80, box.y + box.height / 2 + 40, { steps: 5 });
   await page.mouse.up();
   const panned = await page.evaluate(() => ({ ...window.navdViewer.state.view }));
+  // With a path drawn, a drag must not count as a click (which would restart it).
   check('drag pans without clicking', Math.abs(panned.cx - zoomed.cx) > 1e-6 &&
-    (await app.getAttribute('data-path-corners')) !== '0', JSON.stringify(panned));
+    (!best || (await app.getAttribute('data-path-corners')) !== '0'), JSON.stringify(panned));
   await page.keyboard.press('f');
   await page.waitForTimeout(100);
 
   // -- raycast and reachability agree with the API
-  if (best) {
+  if (!best) skip('raycast and reachable tools', 'no two points with a path to click');
+  else if (!has.raycast || !has.reachable) skip('raycast and reachable tools', missing(has.raycast ? 'reachable' : 'raycast'));
+  else {
     await page.click('#tools button[data-tool="raycast"]');
     await clickWorld(best.a.pt);
     await clickWorld(best.b.pt);
@@ -273,6 +300,33 @@ async function run(browser, base) {
   }
 
   // -- agents: place some 4..12 m (by path) from a target, run, check they got closer
+  if (has.step && has.path) await agents(page, app, base, pts, best, clickWorld, pathOf);
+  else skip('agent simulation', missing(has.step ? 'path' : 'step'));
+
+  // The README's picture: the path tool again (its result is kept), with the
+  // paused agents still drawn on top.
+  if (best) {
+    await page.click('#tools button[data-tool="path"]');
+    await page.uncheck('#show-expanded'); // the corridor alone reads better in a picture
+    await page.mouse.move(box.x + box.width - 5, box.y + 5);
+    await page.waitForTimeout(300);
+    await page.screenshot({ path: path.join(BUILD, 'viewer.png') });
+  }
+
+  check('no console errors during normal use', consoleErrors.length === 0, consoleErrors.join(' | '));
+  await uploadAndDelete(page, app, base, consoleErrors);
+
+  // -- the README's screenshot
+  const docs = path.join(ROOT, 'docs', 'viewer.png');
+  const shot = path.join(BUILD, 'viewer.png');
+  if (fs.existsSync(shot) && (process.env.UPDATE_DOCS === '1' || !fs.existsSync(docs))) {
+    fs.mkdirSync(path.dirname(docs), { recursive: true });
+    fs.copyFileSync(shot, docs);
+    console.log(`# wrote ${path.relative(ROOT, docs)}`);
+  }
+}
+
+async function agents(page, app, base, pts, best, clickWorld, pathOf) {
   await page.click('#tools button[data-tool="agents"]');
   const target = best ? best.b.pt : pts[0] && pts[0].pt;
   const starts = [];
@@ -319,11 +373,11 @@ async function run(browser, base) {
   await page.click('#step-once');
   await page.waitForFunction((n) => Number(document.getElementById('app').dataset.simSteps) > n, s2, { timeout: 5000 }).catch(() => {});
   check('step once advances one step', Number(await app.getAttribute('data-sim-steps')) === s2 + 1);
+}
 
-  check('no console errors during normal use', consoleErrors.length === 0, consoleErrors.join(' | '));
-
-  // -- upload (file picker), errors shown, delete
-  consoleErrors = [];
+// -- upload (file picker), errors shown, delete
+async function uploadAndDelete(page, app, base, consoleErrors) {
+  consoleErrors.length = 0;
   await page.setInputFiles('#file-input', { name: 'broken.json', mimeType: 'application/json', buffer: Buffer.from('{"vertices": [[0,0,0]],') });
   const msg = page.locator('#messages .msg:not(.info)').last();
   await msg.waitFor({ timeout: 5000 }).catch(() => {});
@@ -349,15 +403,6 @@ async function run(browser, base) {
   check('delete removes the mesh', gone.status === 404, `status ${gone.status}`);
   const left = consoleErrors.filter((t) => !/Failed to load resource/.test(t));
   check('no console errors during upload and delete', left.length === 0, left.join(' | '));
-
-  // -- the README's screenshot
-  const docs = path.join(ROOT, 'docs', 'viewer.png');
-  const shot = path.join(BUILD, 'viewer-path.png');
-  if (fs.existsSync(shot) && (process.env.UPDATE_DOCS === '1' || !fs.existsSync(docs))) {
-    fs.mkdirSync(path.dirname(docs), { recursive: true });
-    fs.copyFileSync(shot, docs);
-    console.log(`# wrote ${path.relative(ROOT, docs)}`);
-  }
 }
 
 try {
@@ -366,5 +411,5 @@ try {
   failed++;
   console.log(`not ok - test harness: ${e && e.stack ? e.stack : e}`);
 }
-console.log(`${passed} passed, ${failed} failed`);
+console.log(`${passed} passed, ${failed} failed` + (skipped ? `, ${skipped} skipped` : ''));
 process.exit(failed ? 1 : 0);

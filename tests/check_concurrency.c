@@ -1,0 +1,323 @@
+/*
+ * check_concurrency: queries, steps and replaces of the same navmesh from
+ * several threads at once, run under ThreadSanitizer by `make test-tsan`
+ * (and plainly by `make test`).
+ *
+ * Two layers, both in this process so TSan sees every thread:
+ * - in-process: reader threads take the current entry from the api
+ *   registry and query its mesh (nearest, height, reachability, and paths
+ *   when nav_find_path exists) while a writer replaces the mesh through
+ *   the registry (store first, then the pointer swap);
+ * - over HTTP: the real server (api_server_start on 127.0.0.1, several
+ *   worker threads) with client threads querying and reading metadata while
+ *   another client PUTs replacements.
+ * Versions alternate between two meshes with different polygon counts
+ * (odd: mesh A, 9 polygons; even: mesh B, 16 polygons), so every reader
+ * checks that the entry it got is whole: its polygon count is the one of
+ * its version's mesh. A half-replaced mesh or a torn entry would not match.
+ */
+#include <check.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "api/api.h"
+#include "api/api_log.h"
+#include "api/api_registry.h"
+#include "nav/nav_mesh.h"
+#include "storage/store.h"
+#include "tests/test_load.h"
+
+#define CC_READERS 3
+#define CC_REPLACES 24
+
+/* An n x n grid of 1 m quads at y = 0: mesh A is n = 3 (9 polygons), B is
+   n = 4 (16 polygons); both cover the point (1.5, 0, 1.5). */
+static nav_mesh *cc_grid(int n) {
+    float verts[5 * 5 * 3];
+    uint32_t start[17], idx[16 * 4];
+    int nv = 0;
+    for (int z = 0; z <= n; z++)
+        for (int x = 0; x <= n; x++) {
+            verts[nv * 3] = (float)x, verts[nv * 3 + 1] = 0, verts[nv * 3 + 2] = (float)z;
+            nv++;
+        }
+    uint32_t np = 0, k = 0;
+    for (int z = 0; z < n; z++)
+        for (int x = 0; x < n; x++) {
+            uint32_t a = (uint32_t)(z * (n + 1) + x);
+            start[np++] = k;
+            idx[k++] = a;
+            idx[k++] = a + 1;
+            idx[k++] = a + (uint32_t)n + 2;
+            idx[k++] = a + (uint32_t)n + 1;
+        }
+    start[np] = k;
+    nav_mesh_input in = {.verts = verts,
+                         .nverts = (uint32_t)nv,
+                         .poly_start = start,
+                         .poly_verts = idx,
+                         .npolys = np};
+    nav_mesh *m = NULL;
+    nav_error err;
+    ck_assert_msg(nav_mesh_build(&in, NULL, &m, &err) == NAV_OK, "grid: %s", err.message);
+    return m;
+}
+
+static uint32_t cc_expected_polys(int64_t version) {
+    return version % 2 ? 9u : 16u;
+}
+
+typedef struct cc_shared {
+    api_registry *reg;
+    atomic_int stop;
+    atomic_long reads;
+    atomic_int bad; /* a reader saw a torn entry */
+    char why[200];
+    uint16_t port;
+} cc_shared;
+
+static void *cc_reader(void *arg) {
+    cc_shared *sh = arg;
+    const float p[3] = {1.5f, 0.2f, 1.5f}, ext[3] = {2, 4, 2};
+    while (!atomic_load(&sh->stop)) {
+        api_entry *e = api_registry_get(sh->reg, "cc");
+        if (!e)
+            continue;
+        uint32_t np = nav_mesh_polygon_count(e->mesh);
+        uint32_t poly = 0;
+        float out[3], y = -1;
+        int ok = np == cc_expected_polys(e->meta.version) &&
+                 nav_mesh_nearest(e->mesh, p, ext, 0, &poly, out) == NAV_OK && poly < np &&
+                 nav_mesh_height(e->mesh, poly, out[0], out[2], &y) == NAV_OK && y == 0.0f &&
+                 nav_mesh_reachable(e->mesh, 0, np - 1);
+        if (!ok && !atomic_exchange(&sh->bad, 1))
+            snprintf(sh->why, sizeof sh->why, "version %lld: %u polygons, nearest poly %u y %g",
+                     (long long)e->meta.version, np, poly, (double)y);
+        api_entry_release(e);
+        atomic_fetch_add(&sh->reads, 1);
+    }
+    return NULL;
+}
+
+static char cc_dir[64];
+
+static store *cc_open_store(void) {
+    snprintf(cc_dir, sizeof cc_dir, "/tmp/navd-cc-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(cc_dir));
+    char db[128];
+    snprintf(db, sizeof db, "%s/cc.db", cc_dir);
+    store *st = NULL;
+    ck_assert_int_eq(store_open(db, &st), STORE_OK);
+    return st;
+}
+
+static void cc_remove_store(void) {
+    const char *suffix[] = {"", "-wal", "-shm"};
+    for (int i = 0; i < 3; i++) {
+        char p[160];
+        snprintf(p, sizeof p, "%s/cc.db%s", cc_dir, suffix[i]);
+        unlink(p);
+    }
+    rmdir(cc_dir);
+}
+
+START_TEST(test_registry_replace_while_querying) {
+    api_log_set_level(API_LOG_ERROR);
+    store *st = cc_open_store();
+    cc_shared sh;
+    memset(&sh, 0, sizeof sh);
+    sh.reg = api_registry_new(st);
+    ck_assert_ptr_nonnull(sh.reg);
+    api_entry *e = NULL;
+    int created = 0;
+    api_err err;
+    ck_assert_int_eq(api_registry_put(sh.reg, "cc", cc_grid(3), &e, &created, &err), API_OK);
+    ck_assert_int_eq(e->meta.version, 1);
+    api_entry_release(e);
+
+    pthread_t th[CC_READERS];
+    for (int i = 0; i < CC_READERS; i++)
+        ck_assert_int_eq(pthread_create(&th[i], NULL, cc_reader, &sh), 0);
+    /* Replace CC_REPLACES times: version v + 1 gets mesh B when even. */
+    for (int v = 2; v <= CC_REPLACES + 1; v++) {
+        ck_assert_int_eq(api_registry_put(sh.reg, "cc", cc_grid(v % 2 ? 3 : 4), &e, &created, &err),
+                         API_OK);
+        ck_assert_int_eq(e->meta.version, v);
+        ck_assert_int_eq(created, 0);
+        api_entry_release(e);
+    }
+    atomic_store(&sh.stop, 1);
+    for (int i = 0; i < CC_READERS; i++)
+        pthread_join(th[i], NULL);
+    ck_assert_msg(!atomic_load(&sh.bad), "a reader saw a torn entry: %s", sh.why);
+    ck_assert_msg(atomic_load(&sh.reads) > 0, "the readers never ran");
+    printf("concurrency: %d registry replaces under %ld in-process reads\n", CC_REPLACES,
+           atomic_load(&sh.reads));
+    api_registry_free(sh.reg);
+    store_close(st);
+    cc_remove_store();
+}
+END_TEST
+
+/* ---- over HTTP ---- */
+
+static char *cc_grid_json(int n, size_t *len) {
+    char *s = malloc(8192);
+    ck_assert_ptr_nonnull(s);
+    size_t k = (size_t)sprintf(s, "{\"vertices\": [");
+    for (int z = 0; z <= n; z++)
+        for (int x = 0; x <= n; x++)
+            k += (size_t)sprintf(s + k, "%s[%d,0,%d]", (x || z) ? "," : "", x, z);
+    k += (size_t)sprintf(s + k, "], \"polygons\": [");
+    for (int z = 0; z < n; z++)
+        for (int x = 0; x < n; x++) {
+            int a = z * (n + 1) + x;
+            k += (size_t)sprintf(s + k, "%s[%d,%d,%d,%d]", (x || z) ? "," : "", a, a + 1, a + n + 2,
+                                 a + n + 1);
+        }
+    k += (size_t)sprintf(s + k, "]}");
+    *len = k;
+    return s;
+}
+
+static long cc_json_long(const char *body, const char *key) {
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\"", key);
+    const char *p = body ? strstr(body, pat) : NULL;
+    if (!p)
+        return -1;
+    p = strchr(p + strlen(pat), ':');
+    return p ? strtol(p + 1, NULL, 10) : -1;
+}
+
+/* Reads metadata and queries over one keep-alive connection. */
+static void *cc_http_reader(void *arg) {
+    cc_shared *sh = arg;
+    tl_conn c = {.fd = -1};
+    if (tl_connect(&c, sh->port) != TL_OK) {
+        atomic_store(&sh->bad, 1);
+        return NULL;
+    }
+    static const char *const posts[] = {"path", "nearest", "raycast", "reachable", "step"};
+    static const char *const bodies[] = {
+        "{\"start\":[0.5,0,0.5],\"end\":[2.5,0,2.5]}", "{\"point\":[1.5,0.3,1.5]}",
+        "{\"start\":[0.5,0,0.5],\"end\":[2.5,0,2.5]}",
+        "{\"start\":[0.5,0,0.5],\"end\":[2.5,0,2.5]}",
+        "{\"dt\":0.05,\"agents\":[{\"id\":\"a\",\"position\":[0.5,0,0.5],\"velocity\":[0,0,0],"
+        "\"radius\":0.3,\"max_speed\":2,\"max_accel\":8,\"behavior\":\"seek\","
+        "\"target\":[2.5,0,2.5]},{\"id\":\"b\",\"position\":[2.5,0,0.5],\"velocity\":[0,0,0],"
+        "\"radius\":0.3,\"max_speed\":2,\"max_accel\":8,\"behavior\":\"arrive\","
+        "\"target\":[0.5,0,2.5]}]}"};
+    unsigned i = 0;
+    while (!atomic_load(&sh->stop)) {
+        tl_response r;
+        char why[200] = "";
+        if (i % 2 == 0) {
+            if (tl_request(&c, "GET", "/v1/navmeshes/cc", NULL, NULL, 0, NULL, &r) != TL_OK) {
+                snprintf(why, sizeof why, "GET metadata: no answer");
+            } else {
+                long v = cc_json_long(r.body, "version"), np = cc_json_long(r.body, "polygons");
+                if (r.status != 200 || np != (long)cc_expected_polys(v))
+                    snprintf(why, sizeof why, "GET metadata: %d version %ld with %ld polygons",
+                             r.status, v, np);
+                tl_response_free(&r);
+            }
+        } else {
+            unsigned k = (i / 2) % 5;
+            char path[64];
+            snprintf(path, sizeof path, "/v1/navmeshes/cc/%s", posts[k]);
+            if (tl_request(&c, "POST", path, "application/json", bodies[k], strlen(bodies[k]), NULL,
+                           &r) != TL_OK) {
+                snprintf(why, sizeof why, "POST %s: no answer", posts[k]);
+            } else {
+                /* The mesh always exists (replaces never delete it), so a 404 can
+                   only be a route that has not landed; anything else but 200 fails. */
+                if (r.status != 200 && r.status != 404)
+                    snprintf(why, sizeof why, "POST %s: %d %.120s", posts[k], r.status, r.body);
+                tl_response_free(&r);
+            }
+        }
+        if (why[0] && !atomic_exchange(&sh->bad, 1))
+            snprintf(sh->why, sizeof sh->why, "%s", why);
+        atomic_fetch_add(&sh->reads, 1);
+        i++;
+    }
+    tl_close(&c);
+    return NULL;
+}
+
+START_TEST(test_http_replace_while_querying) {
+    api_log_set_level(API_LOG_ERROR);
+    store *st = cc_open_store();
+    cc_shared sh;
+    memset(&sh, 0, sizeof sh);
+    sh.reg = api_registry_new(st);
+    ck_assert_ptr_nonnull(sh.reg);
+    api_config cfg = {.bind = "127.0.0.1",
+                      .threads = 4,
+                      .max_body = 1u << 20,
+                      .max_batch = 16,
+                      .max_agents = 16,
+                      .max_nodes = 4096,
+                      .limits = {.max_verts = 1000, .max_polys = 1000, .max_verts_per_poly = 16},
+                      .cache_bytes = 1u << 20,
+                      .request_timeout = 30,
+                      .connection_timeout = 30,
+                      .max_connections = 32};
+    char msg[256];
+    api_server *srv = api_server_start(&cfg, sh.reg, msg, sizeof msg);
+    ck_assert_msg(srv != NULL, "server: %s", msg);
+    sh.port = api_server_port(srv);
+
+    size_t lena, lenb;
+    char *a = cc_grid_json(3, &lena), *b = cc_grid_json(4, &lenb);
+    tl_conn w = {.fd = -1};
+    ck_assert_int_eq(tl_connect(&w, sh.port), TL_OK);
+    tl_response r;
+    ck_assert_int_eq(
+        tl_request(&w, "PUT", "/v1/navmeshes/cc", "application/json", a, lena, NULL, &r), TL_OK);
+    ck_assert_msg(r.status == 201, "first PUT: %d %s", r.status, r.body);
+    tl_response_free(&r);
+
+    pthread_t th[CC_READERS];
+    for (int i = 0; i < CC_READERS; i++)
+        ck_assert_int_eq(pthread_create(&th[i], NULL, cc_http_reader, &sh), 0);
+    for (int v = 2; v <= CC_REPLACES + 1; v++) {
+        const char *body = v % 2 ? a : b;
+        ck_assert_int_eq(tl_request(&w, "PUT", "/v1/navmeshes/cc", "application/json", body,
+                                    v % 2 ? lena : lenb, NULL, &r),
+                         TL_OK);
+        ck_assert_msg(r.status == 200 && cc_json_long(r.body, "version") == v, "replace %d: %d %s",
+                      v, r.status, r.body);
+        tl_response_free(&r);
+    }
+    atomic_store(&sh.stop, 1);
+    for (int i = 0; i < CC_READERS; i++)
+        pthread_join(th[i], NULL);
+    tl_close(&w);
+    free(a);
+    free(b);
+    api_server_stop(srv);
+    ck_assert_msg(!atomic_load(&sh.bad), "an HTTP reader saw: %s", sh.why);
+    printf("concurrency: %d HTTP replaces under %ld HTTP reads and queries\n", CC_REPLACES,
+           atomic_load(&sh.reads));
+    api_registry_free(sh.reg);
+    store_close(st);
+    cc_remove_store();
+}
+END_TEST
+
+extern Suite *concurrency_suite(void);
+Suite *concurrency_suite(void) {
+    Suite *s = suite_create("concurrency");
+    TCase *tc = tcase_create("replace");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_registry_replace_while_querying);
+    tcase_add_test(tc, test_http_replace_while_querying);
+    suite_add_tcase(s, tc);
+    return s;
+}

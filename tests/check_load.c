@@ -1,0 +1,116 @@
+/*
+ * check_load: the short load test of `make test`.
+ *
+ * A few seconds of mixed traffic (path, paths, nearest, raycast, reachable,
+ * step: whichever routes the binary serves, plus occasional PUTs replacing
+ * the queried mesh) from several keep-alive connections on loopback against
+ * the real binary. It asserts only properties, never speed: no 5xx, no
+ * unexpected 4xx, no dropped connection, and the server's resident memory
+ * after warm-up does not grow by more than 5% (or 1 MiB, whichever is
+ * larger: the base is a few MiB). The figures (p50/p99, requests/s) are
+ * bench_load's job. Under ASan/TSan the memory check is skipped: their
+ * allocators hold freed memory in quarantine on purpose.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/test_load.h"
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define LD_SANITIZED 1
+#else
+#define LD_SANITIZED 0
+#endif
+
+#define LD_KEY "load-key-0123456789abcdef"
+
+START_TEST(test_short_load) {
+    if (!tl_navd_bin()) {
+        printf("load: navd binary not built: skipped\n");
+        return;
+    }
+    char dir[] = "/tmp/navd-load-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char db[128];
+    snprintf(db, sizeof db, "%s/navd.db", dir);
+    const char *args[] = {"--api-key", LD_KEY, NULL};
+    tl_server srv;
+    ck_assert_msg(tl_server_start(&srv, db, args, NULL) == 0, "navd did not start");
+
+    size_t len;
+    char *mesh = tl_load_mesh_json(&len);
+    ck_assert_ptr_nonnull(mesh);
+    tl_conn c = {.fd = -1};
+    tl_response r;
+    ck_assert_int_eq(tl_connect(&c, srv.port), TL_OK);
+    ck_assert_int_eq(tl_request(&c, "PUT", "/v1/navmeshes/load", "application/json", mesh, len,
+                                "Authorization: Bearer " LD_KEY "\r\n", &r),
+                     TL_OK);
+    ck_assert_msg(r.status == 201, "upload: %d %s", r.status, r.body);
+    tl_response_free(&r);
+    tl_close(&c);
+    free(mesh);
+
+    tl_load_opts o = {.port = srv.port,
+                      .mesh = "load",
+                      .auth = "Authorization: Bearer " LD_KEY "\r\n",
+                      .connections = 4,
+                      .seconds = LD_SANITIZED ? 2.0 : 3.0,
+                      .warmup = 1.0,
+                      .server_pid = srv.pid,
+                      .seed = 42,
+                      .put_per_mille = 5};
+    tl_load_stats st;
+    int rc = tl_load_run(&o, &st);
+    if (rc != 0) {
+        printf("load: no query route answers yet: skipped\n");
+        tl_server_stop(&srv);
+        unlink(db);
+        rmdir(dir);
+        return;
+    }
+    printf("load: %ld requests in %.1f s on %d connections (", st.requests, st.seconds,
+           o.connections);
+    for (int e = 0; e < TL_EP_COUNT; e++)
+        if (st.enabled & (1u << e))
+            printf("%s%s %ld", e ? ", " : "", tl_endpoint_name((tl_endpoint)e), st.ep[e].requests);
+    printf("), 5xx %ld, other errors %ld, dropped %ld, RSS %zu -> %zu KiB\n", st.errors_5xx,
+           st.errors_other, st.dropped, st.rss_start / 1024, st.rss_end / 1024);
+
+    ck_assert_msg(st.requests > 0, "no request completed");
+    ck_assert_msg(st.errors_5xx == 0, "%ld 5xx answers; first: %s", st.errors_5xx, st.first_error);
+    ck_assert_msg(st.errors_other == 0, "%ld unexpected 4xx/3xx answers; first: %s",
+                  st.errors_other, st.first_error);
+    ck_assert_msg(st.dropped == 0, "%ld dropped connections; first: %s", st.dropped,
+                  st.first_error);
+    if (!LD_SANITIZED && st.rss_start > 0) {
+        size_t allowed = st.rss_start / 20;
+        if (allowed < 1024 * 1024)
+            allowed = 1024 * 1024;
+        ck_assert_msg(st.rss_end <= st.rss_start + allowed,
+                      "server RSS grew from %zu to %zu KiB during the run", st.rss_start / 1024,
+                      st.rss_end / 1024);
+    }
+    ck_assert_int_eq(tl_server_stop(&srv), 0);
+    char side[160];
+    unlink(db);
+    snprintf(side, sizeof side, "%s-wal", db);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", db);
+    unlink(side);
+    rmdir(dir);
+}
+END_TEST
+
+extern Suite *load_suite(void);
+Suite *load_suite(void) {
+    Suite *s = suite_create("load");
+    TCase *tc = tcase_create("short");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_short_load);
+    suite_add_tcase(s, tc);
+    return s;
+}
