@@ -9,9 +9,10 @@
  * nav_step_validate's, whose message already names the field.
  *
  * Each worker thread owns its steering scratch (nav_steer sized for
- * --max-agents, a nav_query sized --max-nodes and the agent arrays),
- * allocated on its first step request and freed when the thread exits, so
- * a tick allocates nothing but its JSON.
+ * --max-agents and the agent arrays), allocated on its first step request
+ * and freed when the thread exits; paths use the thread's query scratch and
+ * the process's path cache (api_query.h). A tick allocates nothing but its
+ * JSON; the answer is written directly (api_jw, same bytes as jansson).
  */
 #include <math.h>
 #include <pthread.h>
@@ -20,6 +21,7 @@
 
 #include "api/api_internal.h"
 #include "api/api_json.h"
+#include "api/api_query.h"
 #include "nav/nav_query.h"
 #include "nav/nav_steer.h"
 
@@ -31,7 +33,6 @@
 
 typedef struct step_scratch {
     nav_steer *steer;
-    nav_query *query;
     nav_agent_in *in;
     nav_agent_out *out;
     nav_obstacle *obs;
@@ -47,7 +48,6 @@ static void scratch_free(void *p) {
     if (!s)
         return;
     nav_steer_free(s->steer);
-    nav_query_free(s->query);
     free(s->in);
     free(s->out);
     free(s->obs);
@@ -72,12 +72,10 @@ static step_scratch *scratch_get(const api_config *cfg) {
         return NULL;
     s->max_agents = n;
     s->steer = nav_steer_new(n, n);
-    s->query = nav_query_new(cfg->max_nodes ? cfg->max_nodes : 65536);
     s->in = calloc(n, sizeof *s->in);
     s->out = calloc(n, sizeof *s->out);
     s->obs = calloc(n, sizeof *s->obs);
-    if (!s->steer || !s->query || !s->in || !s->out || !s->obs ||
-        pthread_setspecific(scratch_key, s) != 0) {
+    if (!s->steer || !s->in || !s->out || !s->obs || pthread_setspecific(scratch_key, s) != 0) {
         scratch_free(s);
         return NULL;
     }
@@ -171,30 +169,63 @@ static api_code decode_obstacle(const json_t *j, uint32_t k, nav_obstacle *o, ap
     return c;
 }
 
-static json_t *encode_slot(const nav_agent_in *a, const nav_agent_out *o, uint32_t i) {
-    json_t *id = a->id ? json_string(a->id) : json_null();
+static void jw_vec3_key(api_jw *w, const char *key_lit, size_t n, const float v[3]) {
+    api_jw_raw(w, key_lit, n);
+    api_jw_vec3(w, v);
+}
+#define JW_VEC3(w, lit, v) jw_vec3_key((w), (lit), sizeof(lit) - 1, (v))
+
+/* One agent's slot, in the contract's key order. */
+static void encode_slot(api_jw *w, const nav_agent_in *a, const nav_agent_out *o, uint32_t i) {
+    api_jw_lit(w, "{\"id\":");
+    if (a->id)
+        api_jw_str(w, a->id);
+    else
+        api_jw_lit(w, "null");
     if (o->status != NAV_OK) {
         char msg[160];
         const char *field = nav_step_field_name(o->error_field);
         snprintf(msg, sizeof msg, "agents[%u].%s is not on the navmesh (within extents)",
                  (unsigned)i, field[0] ? field : "position");
-        api_code code = api_code_from_nav(o->status);
-        return json_pack("{s:o,s:{s:s,s:s}}", "id", id, "error", "code", api_code_name(code),
-                         "message", msg);
+        api_jw_lit(w, ",\"error\":{\"code\":");
+        api_jw_str(w, api_code_name(api_code_from_nav(o->status)));
+        api_jw_lit(w, ",\"message\":");
+        api_jw_str(w, msg);
+        api_jw_lit(w, "}}");
+        return;
     }
-    json_t *corners = json_array();
-    for (uint32_t k = 0; k < o->ncorners; k++)
-        json_array_append_new(corners, api_json_vec3(o->corners[k]));
-    json_t *action = json_null();
-    if (o->has_action)
-        action = json_pack("{s:s,s:o,s:o,s:I}", "type", o->action.kind, "start",
-                           api_json_vec3(o->action.start), "end", api_json_vec3(o->action.end),
-                           "link", (json_int_t)o->action.link);
-    return json_pack("{s:o,s:o,s:o,s:o,s:o,s:s,s:b,s:b,s:I,s:o}", "id", id, "position",
-                     api_json_vec3(o->pos), "velocity", api_json_vec3(o->vel), "desired_velocity",
-                     api_json_vec3(o->desired_vel), "corners", corners, "behavior",
-                     nav_behavior_name(o->behavior), "avoiding", o->avoiding, "arrived", o->arrived,
-                     "polygon", (json_int_t)o->poly, "action", action);
+    JW_VEC3(w, ",\"position\":", o->pos);
+    JW_VEC3(w, ",\"velocity\":", o->vel);
+    JW_VEC3(w, ",\"desired_velocity\":", o->desired_vel);
+    api_jw_lit(w, ",\"corners\":[");
+    for (uint32_t k = 0; k < o->ncorners; k++) {
+        if (k)
+            api_jw_lit(w, ",");
+        api_jw_vec3(w, o->corners[k]);
+    }
+    api_jw_lit(w, "],\"behavior\":");
+    api_jw_str(w, nav_behavior_name(o->behavior));
+    if (o->avoiding)
+        api_jw_lit(w, ",\"avoiding\":true");
+    else
+        api_jw_lit(w, ",\"avoiding\":false");
+    if (o->arrived)
+        api_jw_lit(w, ",\"arrived\":true");
+    else
+        api_jw_lit(w, ",\"arrived\":false");
+    api_jw_lit(w, ",\"polygon\":");
+    api_jw_uint(w, o->poly);
+    if (!o->has_action) {
+        api_jw_lit(w, ",\"action\":null}");
+        return;
+    }
+    api_jw_lit(w, ",\"action\":{\"type\":");
+    api_jw_str(w, o->action.kind);
+    JW_VEC3(w, ",\"start\":", o->action.start);
+    JW_VEC3(w, ",\"end\":", o->action.end);
+    api_jw_lit(w, ",\"link\":");
+    api_jw_uint(w, o->action.link);
+    api_jw_lit(w, "}}");
 }
 
 static void step(api_req *r, const nav_mesh *m) {
@@ -217,6 +248,9 @@ static void step(api_req *r, const nav_mesh *m) {
         c = api_obj_vec3(root, "", "extents", false, p.extents, &err);
     if (c == API_OK)
         c = api_obj_bool(root, "", "avoidance", &p.avoidance, &err);
+    bool use_cache = true;
+    if (c == API_OK)
+        c = api_obj_bool(root, "", "cache", &use_cache, &err);
     uint64_t seed = 0;
     if (c == API_OK)
         c = api_obj_uint(root, "", "seed", 0, UINT64_MAX >> 1, &seed, &err);
@@ -238,7 +272,8 @@ static void step(api_req *r, const nav_mesh *m) {
                      "obstacles has %zu entries; this server accepts at most %u (--max-agents)",
                      nobs, cfg->max_agents);
     step_scratch *s = NULL;
-    if (c == API_OK && !(s = scratch_get(cfg)))
+    api_scratch *qs = NULL;
+    if (c == API_OK && (!(s = scratch_get(cfg)) || !(qs = api_query_scratch())))
         c = api_fail(&err, API_E_UNAVAILABLE, "out of memory for the steering scratch");
     for (size_t i = 0; c == API_OK && i < n; i++)
         c = decode_agent(json_array_get(agents, i), (uint32_t)i, &s->in[i], &err);
@@ -246,7 +281,11 @@ static void step(api_req *r, const nav_mesh *m) {
         c = decode_obstacle(json_array_get(obstacles, k), (uint32_t)k, &s->obs[k], &err);
     if (c == API_OK) {
         nav_step_error se;
-        nav_status st = nav_step(s->steer, m, s->query, NULL, &p, s->in, (uint32_t)n, s->obs,
+        /* "cache": false: fresh searches, so the answer depends on nothing
+           but the request (the cache reuses the first corridor searched for a
+           polygon pair) */
+        nav_cache *cache = use_cache ? api_query_cache() : NULL;
+        nav_status st = nav_step(s->steer, m, qs->q, cache, &p, s->in, (uint32_t)n, s->obs,
                                  (uint32_t)nobs, s->out, &se);
         if (st != NAV_OK)
             c = api_fail(&err, st == NAV_E_INVALID_ARG ? API_E_BAD_REQUEST : api_code_from_nav(st),
@@ -257,13 +296,23 @@ static void step(api_req *r, const nav_mesh *m) {
         api_reply_error(r, &err);
         return;
     }
-    json_t *slots = json_array();
-    for (size_t i = 0; i < n; i++)
-        json_array_append_new(slots, encode_slot(&s->in[i], &s->out[i], (uint32_t)i));
-    /* agent ids borrow from root: encode before freeing it */
-    json_t *resp = json_pack("{s:o}", "agents", slots);
+    /* about 330 bytes per agent; agent ids borrow from root: encode first */
+    api_jw w;
+    api_jw_init(&w, 64 + n * 384);
+    api_jw_lit(&w, "{\"agents\":[");
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            api_jw_lit(&w, ",");
+        encode_slot(&w, &s->in[i], &s->out[i], (uint32_t)i);
+    }
+    api_jw_lit(&w, "]}");
     json_decref(root);
-    api_reply_json(r, API_OK, resp);
+    size_t olen = 0;
+    char *text = api_jw_finish(&w, &olen);
+    if (!text)
+        api_reply_fail(r, API_E_UNAVAILABLE, "out of memory while encoding the response");
+    else
+        api_reply_raw(r, API_OK, "application/json", text, olen);
 }
 
 void api_h_step(api_req *r) {

@@ -441,7 +441,7 @@ nav_status nav_step(nav_steer *s, const nav_mesh *m, nav_query *q, nav_cache *ca
     }
 
     /* Overlaps left after avoidance (dense crowds, accel limits) are pushed
-       apart, DetourCrowd-style, over two Jacobi passes on the new positions. */
+       apart, DetourCrowd-style, over up to 8 Jacobi passes on the new positions. */
     steer_separate(s, out);
     return NAV_OK;
 }

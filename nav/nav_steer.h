@@ -203,7 +203,11 @@ nav_status nav_step_validate(const nav_steer_params *params, const nav_agent_in 
 /*
  * One steering tick for nagents agents: out must have nagents slots.
  * query: path search scratch (see nav_query_new); cache: NULL or a path cache
- * shared by the caller. Returns NAV_E_INVALID_ARG (err says which agent /
+ * shared by the caller. Output is a pure function of the inputs and, when a
+ * cache is given, of the corridors it holds (the corridor reused for a
+ * polygon pair is the first one searched for it, a valid path that can
+ * differ from a fresh search's): pass NULL for answers independent of any
+ * history. Returns NAV_E_INVALID_ARG (err says which agent /
  * field), NAV_E_LIMIT when nagents or nobstacles exceed the scratch, else
  * NAV_OK; an agent whose position is not within params->extents of the mesh
  * gets NAV_E_OFF_MESH in its own slot and the others are answered.

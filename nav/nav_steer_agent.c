@@ -87,10 +87,10 @@ static nav_status find_path(nav_steer *s, const steer_agent *a, const float goal
     memcpy(req.end, goal, sizeof req.end);
     memcpy(req.extents, s->params->extents, sizeof req.extents);
     req.filter = s->params->filter;
-    /* The corridor search picks its corridor from the polygon pair alone, so
-       a corridor served by the cache equals a fresh search's: the answer
-       does not depend on what the cache holds (determinism across replicas
-       and cache states). Its string-pulled path is Detour's quality. */
+    /* The corridor search (A* over polygons, then string pulling: Detour's
+       quality), not the optimal one: on a large mesh every polygon an agent
+       enters is a new (start, end) pair, and a cross-map optimal search
+       costs about 3x a corridor one (bench_steer). */
     req.algorithm = NAV_ALGO_CORRIDOR;
     nav_path_result *r = &s->path;
     r->corners = s->corners;
@@ -101,8 +101,11 @@ static nav_status find_path(nav_steer *s, const steer_agent *a, const float goal
     r->max_links = STEER_PATH_LINKS;
     r->expanded = NULL;
     r->max_expanded = 0;
-    /* Corridor reuse: thousands of agents chasing one target share one search
-       per polygon pair; each agent only re-pulls the string in that corridor. */
+    /* Corridor reuse (level 2 of the cache): thousands of agents chasing one
+       target share one search per polygon pair; each agent only re-pulls the
+       string in that corridor. The corridor is the one first searched for
+       that pair, so with a cache the answer can depend on what the cache
+       saw (always a valid path); s->cache == NULL gives fresh searches. */
     return nav_find_path_cached(s->query, s->cache, s->mesh, &req, r, NULL);
 }
 

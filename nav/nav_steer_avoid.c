@@ -19,7 +19,7 @@
  * (no sampling): most agents in a crowd pay only the neighbour search.
  *
  * Separation then pushes still-overlapping agents apart (half the overlap
- * each; all of it against an obstacle, which is never pushed), in two Jacobi
+ * each; all of it against an obstacle, which is never pushed), in up to 8 Jacobi
  * passes over the new positions, each push moved along the surface.
  */
 #include <math.h>
@@ -350,7 +350,7 @@ bool steer_avoid(nav_steer *s, uint32_t i, const float dv[2], float goal_dist, f
 
 void steer_separate(nav_steer *s, nav_agent_out *out) {
     const float dt = s->params->dt;
-    for (int pass = 0; pass < 4; pass++) {
+    for (int pass = 0; pass < 8; pass++) {
         bool any = false;
         for (uint32_t i = 0; i < s->n; i++) {
             const steer_agent *a = &s->agents[i];

@@ -150,6 +150,15 @@ START_TEST(step_deterministic_bytes) {
     ck_assert_int_eq(memcmp(r1.body, r2.body, r1.body_len), 0);
     th_response_free(&r1);
     th_response_free(&r2);
+    /* "cache": false (fresh searches, independent of any history): same again */
+    char nocache[1400];
+    snprintf(nocache, sizeof nocache, "{\"cache\":false,%s", body + 1);
+    json_decref(post_step("corridor", nocache, 200, &r1));
+    json_decref(post_step("corridor", nocache, 200, &r2));
+    ck_assert_uint_eq(r1.body_len, r2.body_len);
+    ck_assert_int_eq(memcmp(r1.body, r2.body, r1.body_len), 0);
+    th_response_free(&r1);
+    th_response_free(&r2);
 }
 END_TEST
 
