@@ -922,6 +922,54 @@ static void goal_set(nav_optimal *o, uint32_t end_poly) {
     }
 }
 
+/*
+ * Fast path: walks the straight xz segment start -> goal through the
+ * polygons (by adjacency, so levels stay apart). When it arrives in a goal
+ * polygon without meeting a wall, that segment is the answer and no search
+ * runs. The walk gives up (returns 0, and the search decides) at anything
+ * delicate: the line through a vertex, a wall, an unexpected geometry, or
+ * more polygons than the budget. The polygons crossed go to the trail.
+ */
+static int straight_walk(nav_optimal *o, uint32_t start_poly, uint32_t budget, uint32_t *walked) {
+    const nav_mesh *m = o->m;
+    const opt_rec *sr = &o->recs[0];
+    double sx = sr->x, sz = sr->z, tx = o->tx, tz = o->tz;
+    uint32_t cur = start_poly, tr = NAV_NONE;
+    for (uint32_t step = 0; step < budget && o->ntrail < o->trail_cap; step++) {
+        o->trail[o->ntrail].parent = tr;
+        o->trail[o->ntrail].poly = cur;
+        tr = o->ntrail++;
+        *walked = step + 1;
+        uint32_t s = m->poly_start[cur], n = nav_poly_nverts(m, cur), exit_edge = NAV_NONE;
+        int inside = 1;
+        const float *a = nav_vert(m, m->poly_verts[s + n - 1]);
+        double oa = orient(sx, sz, tx, tz, a[0], a[2]);
+        for (uint32_t j = 0; j < n; j++) {
+            /* edge (a -> b) is edge j - 1 */
+            const float *b = nav_vert(m, m->poly_verts[s + j]);
+            double ob = orient(sx, sz, tx, tz, b[0], b[2]);
+            if (orient(a[0], a[2], b[0], b[2], tx, tz) > 0) {
+                inside = 0;
+                if (oa == 0 || ob == 0)
+                    return 0; /* through a vertex: let the search decide */
+                if ((oa < 0) != (ob < 0))
+                    exit_edge = j == 0 ? n - 1 : j - 1;
+            }
+            a = b;
+            oa = ob;
+        }
+        if (inside)
+            return goal_index(o, cur) >= 0;
+        if (exit_edge == NAV_NONE)
+            return 0;
+        uint32_t nb = m->poly_nei[s + exit_edge];
+        if (!passable(o, nb))
+            return 0;
+        cur = nb;
+    }
+    return 0;
+}
+
 /* ---- result ---- */
 
 static void corner_pos(const nav_optimal *o, const opt_rec *r, float out[3]) {
@@ -1051,6 +1099,19 @@ nav_status nav_optimal_search(nav_optimal *o, const nav_mesh *m, uint32_t start_
 
     uint32_t sr = new_rec(o, R_START, start[0], start[2], 0, NAV_NONE, start_poly);
     o->recs[sr].y = start[1];
+    uint32_t walked = 0;
+    if (straight_walk(o, start_poly, budget, &walked)) {
+        /* the segment itself is the shortest path (links cost at least
+           the xz distance between their ends, so none can beat it) */
+        opt_node gn = {.rec = sr, .poly = o->trail[o->ntrail - 1].poly, .trail = o->ntrail - 1};
+        res->nodes_expanded = walked;
+        for (uint32_t i = 0; i < o->ntrail && res->expanded && res->nexpanded < res->max_expanded;
+             i++)
+            res->expanded[res->nexpanded++] = o->trail[i].poly;
+        fill_result(o, &gn, end, end_poly, res);
+        return NAV_OK;
+    }
+    o->ntrail = 0;
     push_node(o, K_START, start_poly, NAV_NONE, sr, start[0], start[2], start[0], start[2], 0,
               dist(start[0], start[2], o->tx, o->tz), NAV_NONE, 0, 0);
 
