@@ -241,7 +241,8 @@ START_TEST(test_catalogue) {
     ck_assert_ptr_nonnull(mkdtemp(dir));
     char db[128];
     snprintf(db, sizeof db, "%s/navd.db", dir);
-    const char *args[] = {"--api-key", BI_KEY, "--max-body", BI_MAX_BODY, "--threads", "2", NULL};
+    const char *args[] = {"--api-key",    BI_KEY, "--max-body", BI_MAX_BODY, "--max-batch", "8",
+                          "--max-agents", "8",    "--threads",  "2",         NULL};
     tl_server srv;
     ck_assert_msg(tl_server_start(&srv, db, args, NULL) == 0, "navd did not start");
 
