@@ -119,8 +119,8 @@ $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(PKG_CFLAGS) $(CHECK_CFLAGS) -MMD -MP -c $< -o $@
 
-# Viewer files are compiled into the binary; tests/embed.c turns them into C arrays.
-$(BUILD)/gen/api_assets.c: $(VIEWER_ASSETS) tests/tools/embed.c
+# Viewer files are compiled into the binary; tests/tools/embed.c turns them into C arrays.
+$(BUILD)/gen/api_assets.c: $(VIEWER_ASSETS) tests/tools/embed.c api/api_viewer.h
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -o $(BUILD)/embed tests/tools/embed.c
 	$(BUILD)/embed $@ $(VIEWER_ASSETS)

@@ -43,15 +43,26 @@ static api_code decode_points(const json_t *arr, const char *where, float **out,
     if (!*out)
         return api_fail(e, API_E_UNAVAILABLE, "out of memory while decoding %s", where);
     for (size_t i = 0; i < count; i++) {
+        const json_t *p = json_array_get(arr, i);
+        if (api_json_get_vec3(p, "", *out + 3 * i, BAD, NULL) == API_OK)
+            continue; /* the element's name is only formatted on failure */
         char w[96];
-        api_code c =
-            api_json_get_vec3(json_array_get(arr, i), api_path(w, sizeof w, "%s[%zu]", where, i),
-                              *out + 3 * i, BAD, e);
-        if (c != API_OK)
-            return c;
+        return api_json_get_vec3(p, api_path(w, sizeof w, "%s[%zu]", where, i), *out + 3 * i, BAD,
+                                 e);
     }
     *n = (uint32_t)count;
     return API_OK;
+}
+
+/* Fast path for the common case (a JSON integer in range); no error text. */
+static int index_fast(const json_t *v, uint32_t *out) {
+    if (!json_is_integer(v))
+        return 0;
+    json_int_t x = json_integer_value(v);
+    if (x < 0 || x >= (json_int_t)UINT32_MAX)
+        return 0;
+    *out = (uint32_t)x;
+    return 1;
 }
 
 static api_code decode_index(const json_t *v, const char *where, uint32_t *out, api_err *e) {
@@ -82,11 +93,13 @@ static api_code decode_polygons(const json_t *arr, api_mesh_doc *d, api_err *e) 
     for (size_t p = 0; p < n; p++) {
         const json_t *poly = json_array_get(arr, p);
         d->poly_start[p] = (uint32_t)k;
-        for (size_t i = 0; i < json_array_size(poly); i++) {
+        for (size_t i = 0; i < json_array_size(poly); i++, k++) {
+            if (index_fast(json_array_get(poly, i), &d->poly_verts[k]))
+                continue;
             char w[64];
             api_code c = decode_index(json_array_get(poly, i),
                                       api_path(w, sizeof w, "polygons[%zu][%zu]", p, i),
-                                      &d->poly_verts[k++], e);
+                                      &d->poly_verts[k], e);
             if (c != API_OK)
                 return c;
         }
@@ -213,6 +226,8 @@ static api_code decode_tuples(const json_t *arr, const char *where, size_t arity
             return api_fail(e, BAD, "%s[%zu] must be an array of %zu non-negative integers", where,
                             i, arity);
         for (size_t k = 0; k < arity; k++) {
+            if (index_fast(json_array_get(t, k), &(*out)[arity * i + k]))
+                continue;
             char w[96];
             api_code c = decode_index(json_array_get(t, k),
                                       api_path(w, sizeof w, "%s[%zu][%zu]", where, i, k),

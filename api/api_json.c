@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 json_t *api_json_parse(const char *body, size_t len, api_err *e) {
@@ -35,12 +36,137 @@ char *api_json_dump(const json_t *j, size_t *len) {
 json_t *api_json_num(double v) {
     if (!isfinite(v))
         return json_null();
-    /* Integral values print as reals too ("2.0") so a field's JSON type never changes. */
-    return json_real(v);
+    /* Integral values print as reals too ("2.0") so a field's JSON type never
+       changes; + 0.0 turns -0 into 0 (a normal's y is 0, not -0). */
+    return json_real(v + 0.0);
 }
 
 json_t *api_json_vec3(const float v[3]) {
     return json_pack("[ooo]", api_json_num(v[0]), api_json_num(v[1]), api_json_num(v[2]));
+}
+
+void api_jw_init(api_jw *w, size_t cap) {
+    w->len = 0;
+    w->failed = 0;
+    w->cap = cap ? cap : 256;
+    w->p = malloc(w->cap);
+    if (!w->p)
+        w->failed = 1;
+}
+
+static int jw_reserve(api_jw *w, size_t n) {
+    if (w->failed)
+        return 0;
+    if (w->len + n + 1 <= w->cap)
+        return 1;
+    size_t cap = w->cap * 2;
+    while (cap < w->len + n + 1)
+        cap *= 2;
+    char *p = realloc(w->p, cap);
+    if (!p) {
+        w->failed = 1;
+        return 0;
+    }
+    w->p = p;
+    w->cap = cap;
+    return 1;
+}
+
+void api_jw_raw(api_jw *w, const char *s, size_t n) {
+    if (!jw_reserve(w, n))
+        return;
+    memcpy(w->p + w->len, s, n);
+    w->len += n;
+}
+
+void api_jw_str(api_jw *w, const char *s) {
+    static const char hex[] = "0123456789abcdef";
+    size_t n = strlen(s);
+    if (!jw_reserve(w, 6 * n + 2))
+        return;
+    char *o = w->p + w->len;
+    *o++ = '"';
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        if (*c == '"' || *c == '\\') {
+            *o++ = '\\';
+            *o++ = (char)*c;
+        } else if (*c < 0x20 || *c == 0x7f) {
+            *o++ = '\\';
+            *o++ = 'u';
+            *o++ = '0';
+            *o++ = '0';
+            *o++ = hex[*c >> 4];
+            *o++ = hex[*c & 15];
+        } else {
+            *o++ = (char)*c;
+        }
+    }
+    *o++ = '"';
+    w->len = (size_t)(o - w->p);
+}
+
+void api_jw_num(api_jw *w, double v) {
+    if (!isfinite(v)) {
+        api_jw_lit(w, "null");
+        return;
+    }
+    char buf[40];
+    int n = snprintf(buf, sizeof buf, "%.9g", v + 0.0);
+    if (n <= 0 || (size_t)n >= sizeof buf) {
+        w->failed = 1;
+        return;
+    }
+    /* the same spelling as jansson: "2.0", "1e20", "1e-5" */
+    char *e = strchr(buf, 'e');
+    if (!e && !strchr(buf, '.')) {
+        memcpy(buf + n, ".0", 3);
+        n += 2;
+    } else if (e) {
+        char *start = e + 1, *end;
+        if (*start == '+') {
+            memmove(start, start + 1, (size_t)(n - (start + 1 - buf)) + 1);
+            n--;
+        }
+        if (*start == '-')
+            start++;
+        end = start;
+        while (*end == '0' && end[1])
+            end++;
+        if (end != start) {
+            memmove(start, end, strlen(end) + 1);
+            n -= (int)(end - start);
+        }
+    }
+    api_jw_raw(w, buf, (size_t)n);
+}
+
+void api_jw_uint(api_jw *w, uint64_t v) {
+    char buf[24];
+    int n = snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
+    api_jw_raw(w, buf, (size_t)n);
+}
+
+void api_jw_vec3(api_jw *w, const float v[3]) {
+    api_jw_lit(w, "[");
+    api_jw_num(w, v[0]);
+    api_jw_lit(w, ",");
+    api_jw_num(w, v[1]);
+    api_jw_lit(w, ",");
+    api_jw_num(w, v[2]);
+    api_jw_lit(w, "]");
+}
+
+char *api_jw_finish(api_jw *w, size_t *len) {
+    if (w->failed) {
+        free(w->p);
+        w->p = NULL;
+        return NULL;
+    }
+    w->p[w->len] = '\0';
+    *len = w->len;
+    char *p = w->p;
+    w->p = NULL;
+    return p;
 }
 
 const char *api_path(char *buf, size_t size, const char *fmt, ...) {
@@ -67,11 +193,15 @@ api_code api_json_get_vec3(const json_t *v, const char *where, float out[3], api
     if (!json_is_array(v) || json_array_size(v) != 3)
         return api_fail(e, code, "%s must be an array of 3 finite numbers", where);
     for (size_t i = 0; i < 3; i++) {
-        char w[192];
-        api_code c = api_json_float(json_array_get(v, i),
-                                    api_path(w, sizeof w, "%s[%zu]", where, i), &out[i], code, e);
-        if (c != API_OK)
-            return c;
+        /* The component's name is only formatted on failure: this runs per vertex. */
+        const json_t *c = json_array_get(v, i);
+        double d = json_is_integer(c) ? (double)json_integer_value(c)
+                   : json_is_real(c)  ? json_real_value(c)
+                                      : NAN;
+        float f = (float)d;
+        if (!isfinite(d) || !isfinite(f))
+            return api_fail(e, code, "%s[%zu] is not a finite number", where, i);
+        out[i] = f;
     }
     return API_OK;
 }
@@ -119,13 +249,17 @@ api_code api_obj_vec3(const json_t *obj, const char *obj_where, const char *key,
     if (c != API_OK)
         return c;
     const json_t *v = json_object_get(obj, key);
-    member_path(w, sizeof w, obj_where, key);
     if (!v || json_is_null(v)) {
         if (required)
-            return api_fail(e, API_E_BAD_REQUEST, "%s is required", w);
+            return api_fail(e, API_E_BAD_REQUEST, "%s is required",
+                            member_path(w, sizeof w, obj_where, key));
         return API_OK;
     }
-    return api_json_get_vec3(v, w, out, API_E_BAD_REQUEST, e);
+    if (json_is_array(v) && json_array_size(v) == 3 &&
+        api_json_get_vec3(v, "", out, API_E_BAD_REQUEST, NULL) == API_OK)
+        return API_OK;
+    return api_json_get_vec3(v, member_path(w, sizeof w, obj_where, key), out, API_E_BAD_REQUEST,
+                             e);
 }
 
 api_code api_obj_number(const json_t *obj, const char *obj_where, const char *key, bool required,
@@ -135,17 +269,19 @@ api_code api_obj_number(const json_t *obj, const char *obj_where, const char *ke
     if (c != API_OK)
         return c;
     const json_t *v = json_object_get(obj, key);
-    member_path(w, sizeof w, obj_where, key);
     if (!v || json_is_null(v)) {
         if (required)
-            return api_fail(e, API_E_BAD_REQUEST, "%s is required", w);
+            return api_fail(e, API_E_BAD_REQUEST, "%s is required",
+                            member_path(w, sizeof w, obj_where, key));
         return API_OK;
     }
     if (!json_is_number(v) || !isfinite(json_number_value(v)))
-        return api_fail(e, API_E_BAD_REQUEST, "%s is not a finite number", w);
+        return api_fail(e, API_E_BAD_REQUEST, "%s is not a finite number",
+                        member_path(w, sizeof w, obj_where, key));
     double d = json_number_value(v);
     if (d < lo || d > hi)
-        return api_fail(e, API_E_BAD_REQUEST, "%s must be between %g and %g", w, lo, hi);
+        return api_fail(e, API_E_BAD_REQUEST, "%s must be between %g and %g",
+                        member_path(w, sizeof w, obj_where, key), lo, hi);
     *out = d;
     return API_OK;
 }

@@ -29,6 +29,33 @@ json_t *api_json_num(double v);
 /* [x, y, z] */
 json_t *api_json_vec3(const float v[3]);
 
+/*
+ * A direct JSON writer for hot responses (path answers): no tree, one
+ * growing buffer. Numbers print exactly as api_json_dump prints them (9
+ * significant digits, ".0" on integral reals, exponent without '+' or
+ * leading zeros), so both encoders give the same bytes. On allocation
+ * failure it stops growing and api_jw_finish returns NULL.
+ */
+typedef struct api_jw {
+    char *p;
+    size_t len, cap;
+    int failed;
+} api_jw;
+
+void api_jw_init(api_jw *w, size_t cap);
+/* Appends n raw bytes (already JSON: punctuation, keys). */
+void api_jw_raw(api_jw *w, const char *s, size_t n);
+/* Appends a string literal's bytes: api_jw_lit(w, "{\"a\":"). */
+#define api_jw_lit(w, s) api_jw_raw((w), (s), sizeof(s) - 1)
+/* Appends a quoted, escaped string. */
+void api_jw_str(api_jw *w, const char *s);
+/* Appends a number (null when not finite, as api_json_num). */
+void api_jw_num(api_jw *w, double v);
+void api_jw_uint(api_jw *w, uint64_t v);
+void api_jw_vec3(api_jw *w, const float v[3]);
+/* The malloc'd text (NUL-terminated) and its length, or NULL after a failure. */
+char *api_jw_finish(api_jw *w, size_t *len);
+
 /* Joins a field path: "queries[3]" + ".start" etc. into buf; returns buf. */
 const char *api_path(char *buf, size_t size, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

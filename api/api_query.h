@@ -2,16 +2,39 @@
  * api_query: the query endpoints' shared machinery: per-worker-thread
  * search scratch (a nav_query sized --max-nodes and result buffers,
  * allocated lazily on a thread's first query and freed when the thread
- * exits), so a query allocates nothing beyond its JSON.
+ * exits), so a query allocates nothing beyond its JSON; and the one path
+ * cache of the process (nav/nav_cache.h), sized --cache-bytes.
  */
 #ifndef API_QUERY_H
 #define API_QUERY_H
 
-#include "api/api.h"
+#include <stdint.h>
 
-/* Prepares the per-thread scratch key for cfg; 0 on success. */
+#include "api/api.h"
+#include "nav/nav_cache.h"
+#include "nav/nav_query.h"
+
+/* Result buffers of one worker thread, sized from --max-nodes. */
+typedef struct api_scratch {
+    nav_query *q;
+    float *corners; /* 3 per corner */
+    uint32_t max_corners;
+    uint32_t *polys;
+    uint32_t max_polys;
+    uint32_t *links;
+    uint32_t max_links;
+    uint32_t *expanded;
+    uint32_t max_expanded;
+} api_scratch;
+
+/* Prepares the per-thread scratch key and the path cache for cfg; 0 on success. */
 int api_query_init(const api_config *cfg);
-/* After the worker threads have exited: releases what init created. */
+/* After the worker threads have exited: frees the cache and the key. */
 void api_query_shutdown(void);
+
+/* This thread's scratch (created on first use), or NULL when out of memory. */
+api_scratch *api_query_scratch(void);
+/* The process's path cache, or NULL when --cache-bytes is 0. */
+nav_cache *api_query_cache(void);
 
 #endif

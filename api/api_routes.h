@@ -26,6 +26,12 @@
     X(MESH_GET, "GET", "/v1/navmeshes/{name}", api_h_mesh_get, 0)                                  \
     X(MESH_PUT, "PUT", "/v1/navmeshes/{name}", api_h_mesh_put, API_R_AUTH | API_R_MESH)            \
     X(MESH_DELETE, "DELETE", "/v1/navmeshes/{name}", api_h_mesh_delete, API_R_AUTH)                \
-    /* queries (api_query.c) and further routes go below */
+    X(PATH, "POST", "/v1/navmeshes/{name}/path", api_h_path, API_R_JSON)                           \
+    X(PATH_GET, "GET", "/v1/navmeshes/{name}/path", api_h_path_get, 0)                             \
+    X(PATHS, "POST", "/v1/navmeshes/{name}/paths", api_h_paths, API_R_JSON)                        \
+    X(NEAREST, "POST", "/v1/navmeshes/{name}/nearest", api_h_nearest, API_R_JSON)                  \
+    X(RAYCAST, "POST", "/v1/navmeshes/{name}/raycast", api_h_raycast, API_R_JSON)                  \
+    X(REACHABLE, "POST", "/v1/navmeshes/{name}/reachable", api_h_reachable, API_R_JSON)            \
+    /* further routes go above this line (e.g. POST .../step: api_step.c) */
 
 #endif

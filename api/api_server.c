@@ -18,6 +18,7 @@
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -59,7 +60,32 @@ struct api_server {
     api_registry *reg;
     uint16_t port;
     atomic_uint in_flight; /* requests between their first call and completion */
+
+    /* --request-timeout reaper (see conn_track). */
+    pthread_mutex_t track_lock;
+    pthread_cond_t track_wake;
+    struct conn_track *tracked; /* doubly linked, guarded by track_lock */
+    pthread_t reaper;
+    int reaper_running, reaper_stop;
 };
+
+/*
+ * Every open connection, for the request deadline. libmicrohttpd's own
+ * timeout is idle-based, so a client trickling one header byte every few
+ * seconds would hold a connection forever (slowloris). A connection must
+ * deliver each request within --request-timeout of connecting or of its
+ * previous response; past that, and unless a handler is running for it, the
+ * reaper shuts its socket down and libmicrohttpd closes it. The entry is
+ * unlinked (under track_lock) in the CLOSED notification, which comes before
+ * the socket is closed, so the fd shut down is always this connection's.
+ */
+typedef struct conn_track {
+    struct conn_track *prev, *next;
+    int fd;
+    double since; /* monotonic seconds: connected, or previous response completed */
+    int busy;     /* a handler runs / a response is being sent: not cut */
+    int cut;
+} conn_track;
 
 struct api_req {
     api_server *srv;
@@ -75,6 +101,7 @@ struct api_req {
     int replied;
     api_err pending;     /* a failed generic check, answered at the right moment */
     unsigned allow_from; /* for 405: a route whose pattern matched the path */
+    conn_track *track;   /* this connection's deadline entry (NULL if untracked) */
     unsigned status;
     size_t resp_bytes;
     struct timespec t0;
@@ -84,6 +111,83 @@ static double elapsed_s(const struct timespec *t0) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static double mono_now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void track_set(api_server *srv, conn_track *t, int busy) {
+    if (!t)
+        return;
+    pthread_mutex_lock(&srv->track_lock);
+    t->busy = busy;
+    if (!busy)
+        t->since = mono_now();
+    pthread_mutex_unlock(&srv->track_lock);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe) {
+    api_server *srv = cls;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        conn_track *t = ci ? calloc(1, sizeof *t) : NULL;
+        *socket_context = t;
+        if (!t)
+            return; /* untracked: only the idle timeout applies */
+        t->fd = ci->connect_fd;
+        t->since = mono_now();
+        pthread_mutex_lock(&srv->track_lock);
+        t->next = srv->tracked;
+        if (srv->tracked)
+            srv->tracked->prev = t;
+        srv->tracked = t;
+        pthread_mutex_unlock(&srv->track_lock);
+    } else {
+        conn_track *t = *socket_context;
+        *socket_context = NULL;
+        if (!t)
+            return;
+        pthread_mutex_lock(&srv->track_lock);
+        if (t->prev)
+            t->prev->next = t->next;
+        else
+            srv->tracked = t->next;
+        if (t->next)
+            t->next->prev = t->prev;
+        pthread_mutex_unlock(&srv->track_lock);
+        free(t);
+    }
+}
+
+static void *reaper_main(void *arg) {
+    api_server *srv = arg;
+    double limit = srv->cfg->request_timeout;
+    pthread_mutex_lock(&srv->track_lock);
+    while (!srv->reaper_stop) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 250 * 1000000L; /* a quarter second: deadlines are in whole seconds */
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&srv->track_wake, &srv->track_lock, &ts);
+        double now = mono_now();
+        for (conn_track *t = srv->tracked; t; t = t->next)
+            if (!t->busy && !t->cut && now - t->since > limit) {
+                t->cut = 1;
+                shutdown(t->fd, SHUT_RDWR); /* MHD sees the end and closes it */
+                api_log(API_LOG_WARN, "closing a connection that took over %us to send a request",
+                        srv->cfg->request_timeout);
+            }
+    }
+    pthread_mutex_unlock(&srv->track_lock);
+    return NULL;
 }
 
 /* ---- accessors ---- */
@@ -236,7 +340,7 @@ void api_reply_fail(api_req *r, api_code code, const char *fmt, ...) {
 static int match(const char *pattern, const char *path, char *name, size_t name_size) {
     const char *p = pattern, *u = path;
     while (*p && *u) {
-        if (strncmp(p, "{name}", 6) == 0) {
+        if (*p == '{' && strncmp(p, "{name}", 6) == 0) {
             const char *end = strchr(u, '/');
             size_t n = end ? (size_t)(end - u) : strlen(u);
             if (n == 0)
@@ -429,8 +533,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         r->conn = conn;
         r->route = API_ROUTE_COUNT;
         atomic_fetch_add(&srv->in_flight, 1);
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+        r->track = ci ? ci->socket_context : NULL;
         snprintf(r->method, sizeof r->method, "%s", method);
         snprintf(r->path, sizeof r->path, "%s", url);
+        /* The URL arrives percent-decoded: keep control bytes out of the log. */
+        for (char *p = r->path; *p; p++)
+            if ((unsigned char)*p < 0x20 || *p == 0x7f)
+                *p = '?';
         *con_cls = r;
         if (precheck(r, url, method) != 0 && body_pending(conn)) {
             /* Answer before reading a body we would refuse (MHD then closes the
@@ -463,6 +574,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                        srv->cfg->max_body);
         return MHD_YES;
     }
+    track_set(srv, r->track, 1); /* a slow handler (a big upload's build) is not cut */
     routes[r->route].handler(r);
     if (!r->replied)
         api_reply_fail(r, API_E_INTERNAL, "the request could not be answered");
@@ -485,6 +597,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     else
         api_log(API_LOG_INFO, "%s %s %u %.3fms %zuB (connection ended early)", r->method, r->path,
                 r->status, s * 1e3, r->resp_bytes);
+    track_set(srv, r->track, 0); /* the next request's deadline starts now */
     free(r->body);
     free(r);
     atomic_fetch_sub(&srv->in_flight, 1);
@@ -527,14 +640,19 @@ api_server *api_server_start(const api_config *cfg, api_registry *reg, char *err
     }
     s->cfg = cfg;
     s->reg = reg;
+    pthread_mutex_init(&s->track_lock, NULL);
+    pthread_cond_init(&s->track_wake, NULL);
     if (api_query_init(cfg) != 0) {
         snprintf(err, errlen, "the query module could not start (out of memory)");
+        pthread_mutex_destroy(&s->track_lock);
+        pthread_cond_destroy(&s->track_wake);
         free(s);
         return NULL;
     }
     struct MHD_OptionItem opts[] = {
         {MHD_OPTION_SOCK_ADDR, 0, sa},
         {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, s},
+        {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, s},
         {MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)cfg->connection_timeout, NULL},
         {MHD_OPTION_CONNECTION_LIMIT, (intptr_t)cfg->max_connections, NULL},
         {cfg->threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, (intptr_t)cfg->threads,
@@ -549,11 +667,15 @@ api_server *api_server_start(const api_config *cfg, api_registry *reg, char *err
         snprintf(err, errlen, "cannot listen on %s:%u (address in use or not permitted)", cfg->bind,
                  (unsigned)cfg->port);
         api_query_shutdown();
+        pthread_mutex_destroy(&s->track_lock);
+        pthread_cond_destroy(&s->track_wake);
         free(s);
         return NULL;
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
     s->port = info ? info->port : cfg->port;
+    if (cfg->request_timeout > 0)
+        s->reaper_running = pthread_create(&s->reaper, NULL, reaper_main, s) == 0;
     return s;
 }
 
@@ -574,6 +696,15 @@ void api_server_stop(api_server *s) {
     MHD_stop_daemon(s->daemon);
     if (lsock != MHD_INVALID_SOCKET)
         close(lsock);
+    if (s->reaper_running) {
+        pthread_mutex_lock(&s->track_lock);
+        s->reaper_stop = 1;
+        pthread_cond_signal(&s->track_wake);
+        pthread_mutex_unlock(&s->track_lock);
+        pthread_join(s->reaper, NULL);
+    }
+    pthread_mutex_destroy(&s->track_lock);
+    pthread_cond_destroy(&s->track_wake);
     api_query_shutdown();
     free(s);
 }

@@ -67,7 +67,8 @@ static const svc_option options[] = {
     {"cache-bytes", "NAVD_CACHE_BYTES", SVC_BYTES, "64M", 0, 64 * GIB, F(cache_bytes),
      "path cache budget (0 disables the cache)"},
     {"request-timeout", "NAVD_REQUEST_TIMEOUT", SVC_UINT, "60", 0, 86400, F(request_timeout),
-     "seconds a request (incl. its body upload) may take; 0 = no limit"},
+     "seconds to deliver a request (headers and body) from connecting or the previous "
+     "response; 0 = no limit"},
     {"connection-timeout", "NAVD_CONNECTION_TIMEOUT", SVC_UINT, "30", 1, 86400,
      F(connection_timeout), "seconds an idle connection is kept open"},
     {"max-connections", "NAVD_MAX_CONNECTIONS", SVC_UINT, "1024", 1, 1000000, F(max_connections),

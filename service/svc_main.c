@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "api/api.h"
 #include "api/api_log.h"
@@ -46,6 +47,25 @@ static void signals_setup(sigset_t *old_mask) {
 static void wait_for_stop(const sigset_t *old_mask) {
     while (!stop_requested)
         sigsuspend(old_mask); /* atomically unblocks the stop signals and sleeps */
+}
+
+/* Creates the database's missing parent directories (like mkdir -p), so
+   `navd --db data/navd.db` works in a fresh checkout or an empty volume. */
+static void ensure_parent_dir(const char *path) {
+    char dir[sizeof((svc_config *)0)->db];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir)
+        return;
+    *slash = '\0';
+    for (char *p = dir + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        mkdir(dir, 0750);
+        *p = '/';
+    }
+    mkdir(dir, 0750); /* EEXIST is fine; any other failure shows in store_open */
 }
 
 static void to_api_config(const svc_config *c, api_config *a) {
@@ -82,6 +102,7 @@ int main(int argc, char **argv) {
 
     /* 2. store */
     store *st = NULL;
+    ensure_parent_dir(cfg.db);
     store_status ss = store_open(cfg.db, &st);
     if (ss != STORE_OK) {
         api_log(API_LOG_ERROR, "cannot open the database %s: %s", cfg.db, store_status_text(ss));

@@ -15,10 +15,14 @@
  */
 #include <check.h>
 #include <jansson.h>
+#include <math.h>
 #include <pthread.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -590,6 +594,41 @@ START_TEST(kill9_after_201_keeps_mesh) {
 }
 END_TEST
 
+/* A stored blob that no longer loads (damaged on disk) is logged by name and
+   skipped at start-up; the other meshes still load and the service runs.
+   The damage is written with SQL against storage/store.c's schema (table
+   navmeshes, column blob): the test knows it, navd does not rely on it. */
+START_TEST(damaged_blob_is_skipped) {
+    th_server s;
+    ck_assert(th_start(&s, NULL, NULL) == 0);
+    th_response r;
+    th_json(s.port, "PUT", "/v1/navmeshes/good", SQUARE, &r);
+    th_response_free(&r);
+    th_json(s.port, "PUT", "/v1/navmeshes/bad", SQUARE, &r);
+    th_response_free(&r);
+    ck_assert_int_eq(th_stop(&s), 0);
+    sqlite3 *db;
+    ck_assert_int_eq(sqlite3_open(s.db, &db), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(db, "UPDATE navmeshes SET blob = x'deadbeef' WHERE name = 'bad'",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    ck_assert(th_restart(&s, NULL) == 0);
+    th_json(s.port, "GET", "/v1/navmeshes/good", NULL, &r);
+    ck_assert_int_eq(r.status, 200);
+    th_response_free(&r);
+    th_json(s.port, "GET", "/v1/navmeshes/bad", NULL, &r);
+    ck_assert_int_eq(r.status, 404);
+    th_response_free(&r);
+    char *log = th_log(&s);
+    ck_assert_msg(strstr(log, "skipping stored navmesh 'bad'"), "%s", log);
+    ck_assert_ptr_nonnull(strstr(log, "loaded 1 navmesh from"));
+    free(log);
+    ck_assert_int_eq(th_stop(&s), 0);
+    th_cleanup(&s);
+}
+END_TEST
+
 START_TEST(demo_only_when_empty) {
     th_server s;
     const char *demo[] = {"--demo", NULL};
@@ -815,6 +854,62 @@ START_TEST(config_errors_exit_2) {
 }
 END_TEST
 
+/* --connection-timeout bounds how long a client that stops sending can hold a
+   connection: half a request line, then silence, is closed after ~1 s. */
+START_TEST(idle_connection_is_closed) {
+    th_server s;
+    const char *args[] = {"--connection-timeout", "1", NULL};
+    ck_assert(th_start(&s, NULL, args) == 0);
+    th_conn c;
+    ck_assert_int_eq(th_connect(&c, s.port), 0);
+    const char partial[] = "GET /health HT";
+    ck_assert(write(c.fd, partial, sizeof partial - 1) > 0);
+    char buf[64];
+    ssize_t n = recv(c.fd, buf, sizeof buf, 0); /* blocks until the server closes (30 s cap) */
+    ck_assert_int_le(n, 0);
+    th_close(&c);
+    /* the server still answers others */
+    th_response r;
+    th_json(s.port, "GET", "/health", NULL, &r);
+    ck_assert_int_eq(r.status, 200);
+    th_response_free(&r);
+    ck_assert_int_eq(th_stop(&s), 0);
+    th_cleanup(&s);
+}
+END_TEST
+
+/* --request-timeout also bounds a client that trickles header bytes (each
+   byte resets libmicrohttpd's idle timer, so only the deadline cuts it). */
+START_TEST(trickled_headers_are_cut) {
+    th_server s;
+    const char *args[] = {"--request-timeout", "1", "--connection-timeout", "30", NULL};
+    ck_assert(th_start(&s, NULL, args) == 0);
+    th_conn c;
+    ck_assert_int_eq(th_connect(&c, s.port), 0);
+    const char *trickle = "GET /health HTTP/1.1\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    struct timespec gap = {0, 200 * 1000000L};
+    int closed = 0;
+    for (size_t i = 0; trickle[i] && !closed; i++) {
+        if (send(c.fd, &trickle[i], 1, MSG_NOSIGNAL) < 0)
+            closed = 1;
+        nanosleep(&gap, NULL);
+        char b;
+        if (recv(c.fd, &b, 1, MSG_DONTWAIT) == 0)
+            closed = 1;
+    }
+    /* 50 bytes at 5 bytes/s would take 10 s: the 1 s deadline (+ the reaper's
+       quarter-second tick) must have closed it long before */
+    ck_assert_msg(closed, "a client trickling headers was never cut");
+    th_close(&c);
+    th_response r;
+    th_json(s.port, "GET", "/health", NULL, &r); /* a normal client still gets through */
+    ck_assert_int_eq(r.status, 200);
+    th_response_free(&r);
+    ck_assert_int_eq(th_stop(&s), 0);
+    th_cleanup(&s);
+}
+END_TEST
+
 START_TEST(env_config_applies) {
     th_server s;
     setenv("NAVD_API_KEY", "from-env", 1);
@@ -830,7 +925,447 @@ START_TEST(env_config_applies) {
 }
 END_TEST
 
-Suite *api_http_suite(void); /* called by check_main.c */
+/* ---- queries ----
+ * Server with --max-batch 3 and these meshes (see the top of this file):
+ *   sq   SQUARE (hole [4,6]^2), polygon p = cell order: 0 [0,4]x[0,4],
+ *        1 [4,6]x[0,4], 2 [6,10]x[0,4], 3 [0,4]x[4,6], 4 [6,10]x[4,6],
+ *        5 [0,4]x[6,10], 6 [4,6]x[6,10], 7 [6,10]x[6,10]
+ *   L    L_CORRIDOR, polygons 0..4 along z in [0,2] (x = 0,2,..,10), then
+ *        5..8 up x in [8,10] (z = 2,4,..,10); polygons 5 and 6 have area 1
+ *   isl  two islands, no link; isl2 with a two-way link; isl1 one-way A->B
+ */
+static th_server qsrv;
+
+static const char ISLANDS[] =
+    "{\"vertices\":[[0,0,0],[4,0,0],[4,0,4],[0,0,4],[10,0,0],[14,0,0],[14,0,4],[10,0,4]],"
+    "\"polygons\":[[0,1,2,3],[4,5,6,7]]}";
+static const char ISLANDS_ONEWAY[] =
+    "{\"vertices\":[[0,0,0],[4,0,0],[4,0,4],[0,0,4],[10,0,0],[14,0,0],[14,0,4],[10,0,4]],"
+    "\"polygons\":[[0,1,2,3],[4,5,6,7]],"
+    "\"links\":[{\"start\":[3,0,2],\"end\":[11,0,2],\"bidirectional\":false,\"kind\":\"drop\"}]}";
+
+static void start_queries(void) {
+    const char *args[] = {"--max-batch", "3", NULL};
+    ck_assert(th_start(&qsrv, NULL, args) == 0);
+    const char *names[] = {"sq", "L", "isl", "isl2", "isl1"};
+    const char *bodies[] = {SQUARE, L_CORRIDOR, ISLANDS, ISLANDS_LINK, ISLANDS_ONEWAY};
+    for (int i = 0; i < 5; i++) {
+        char path[64];
+        snprintf(path, sizeof path, "/v1/navmeshes/%s", names[i]);
+        th_response r;
+        th_json(qsrv.port, "PUT", path, bodies[i], &r);
+        ck_assert_msg(r.status == 201, "%s: %s", names[i], r.body);
+        th_response_free(&r);
+    }
+}
+
+static void stop_queries(void) {
+    int rc = th_stop(&qsrv);
+    th_cleanup(&qsrv);
+    ck_assert_int_eq(rc, 0);
+}
+
+static json_t *query(const char *mesh, const char *what, const char *body, int want_status) {
+    char path[96];
+    snprintf(path, sizeof path, "/v1/navmeshes/%s/%s", mesh, what);
+    th_response r;
+    th_json(qsrv.port, "POST", path, body, &r);
+    ck_assert_msg(r.status == want_status, "%s %s -> %d %s", path, body, r.status, r.body);
+    json_t *j = parse(&r);
+    th_response_free(&r);
+    return j;
+}
+
+static void assert_vec(const json_t *v, double x, double y, double z, double tol) {
+    ck_assert_msg(json_is_array(v) && json_array_size(v) == 3, "not a point");
+    double want[3] = {x, y, z};
+    for (size_t k = 0; k < 3; k++)
+        ck_assert_msg(fabs(json_number_value(json_array_get(v, k)) - want[k]) <= tol,
+                      "component %zu is %.9g, expected %.9g", k,
+                      json_number_value(json_array_get(v, k)), want[k]);
+}
+
+static void assert_ids(const json_t *arr, const uint32_t *ids, size_t n) {
+    ck_assert_int_eq(json_array_size(arr), n);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_int_eq(json_integer_value(json_array_get(arr, i)), ids[i]);
+}
+
+/* Square with a hole, start (3,0,4.5) west of the hole, end (5.5,0,7) north of it.
+   The segment between them is z = x + 1.5, which enters the hole at x = 4
+   (z = 5.5), so the shortest path bends at the one hole corner (4,0,6):
+   length = |(1,1.5)| + |(1.5,1)| = 2 * sqrt(3.25) = 3.605551275. The corridor
+   is polygon 3 ([0,4]x[4,6]) -> 5 ([0,4]x[6,10]) -> 6 ([4,6]x[6,10]); 3 and 6
+   only share a vertex, so 5 is needed. */
+START_TEST(path_bends_at_one_corner) {
+    json_t *j = query("sq", "path", "{\"start\":[3,0,4.5],\"end\":[5.5,0,7]}", 200);
+    ck_assert_str_eq(json_string_value(json_object_get(j, "status")), "complete");
+    json_t *c = json_object_get(j, "corners");
+    ck_assert_int_eq(json_array_size(c), 3);
+    assert_vec(json_array_get(c, 0), 3, 0, 4.5, 1e-5);
+    assert_vec(json_array_get(c, 1), 4, 0, 6, 1e-5);
+    assert_vec(json_array_get(c, 2), 5.5, 0, 7, 1e-5);
+    assert_vec(json_object_get(j, "start"), 3, 0, 4.5, 1e-5);
+    assert_vec(json_object_get(j, "end"), 5.5, 0, 7, 1e-5);
+    ck_assert_double_eq_tol(num_field(j, "length"), 2 * sqrt(3.25), 1e-5);
+    const uint32_t corridor[] = {3, 5, 6};
+    assert_ids(json_object_get(j, "polygons"), corridor, 3);
+    ck_assert_int_eq(json_array_size(json_object_get(j, "links")), 0);
+    const char *algo = json_string_value(json_object_get(j, "algorithm"));
+    ck_assert(algo && (!strcmp(algo, "optimal") || !strcmp(algo, "corridor")));
+    ck_assert(json_is_integer(json_object_get(j, "nodes_expanded")));
+    ck_assert_ptr_null(json_object_get(j, "expanded")); /* only with debug */
+    json_decref(j);
+}
+END_TEST
+
+/* L corridor from (1,0,1) to (9,0,9): bends at the inner corner (8,0,2);
+   length 2 * |(7,1)| = 2 * sqrt(50) = 14.142135624. Area 1 (polygons 5, 6)
+   is the only way up, so a cost of 10 there changes the algorithm (costs are
+   not uniform: corridor) but not the path; excluding area 1 makes the end
+   unreachable: partial, ending at the reachable point closest to (9,0,9),
+   which is (9,0,2) on the strip z in [0,2]. */
+START_TEST(path_costs_exclusions_partial) {
+    json_t *j = query("L", "path", "{\"start\":[1,0,1],\"end\":[9,0,9]}", 200);
+    ck_assert_str_eq(json_string_value(json_object_get(j, "status")), "complete");
+    json_t *c = json_object_get(j, "corners");
+    ck_assert_int_eq(json_array_size(c), 3);
+    assert_vec(json_array_get(c, 1), 8, 0, 2, 1e-5);
+    ck_assert_double_eq_tol(num_field(j, "length"), 2 * sqrt(50.0), 1e-5);
+    json_decref(j);
+
+    j = query("L", "path", "{\"start\":[1,0,1],\"end\":[9,0,9],\"area_costs\":{\"1\":10}}", 200);
+    ck_assert_str_eq(json_string_value(json_object_get(j, "algorithm")), "corridor");
+    ck_assert_str_eq(json_string_value(json_object_get(j, "status")), "complete");
+    ck_assert_double_eq_tol(num_field(j, "length"), 2 * sqrt(50.0), 1e-5);
+    json_decref(j);
+
+    j = query("L", "path", "{\"start\":[1,0,1],\"end\":[9,0,9],\"exclude_areas\":[1]}", 200);
+    ck_assert_str_eq(json_string_value(json_object_get(j, "status")), "partial");
+    assert_vec(json_object_get(j, "end"), 9, 0, 2, 1e-3);
+    c = json_object_get(j, "corners");
+    assert_vec(json_array_get(c, json_array_size(c) - 1), 9, 0, 2, 1e-3);
+    json_decref(j);
+
+    /* a budget of one node cannot reach polygon 8 from polygon 0: partial */
+    j = query("L", "path", "{\"start\":[1,0,1],\"end\":[9,0,9],\"max_nodes\":1,\"cache\":false}",
+              200);
+    ck_assert_str_eq(json_string_value(json_object_get(j, "status")), "partial");
+    json_decref(j);
+
+    /* debug lists the expanded polygons; the start polygon is always expanded */
+    j = query("L", "path", "{\"start\":[1,0,1],\"end\":[9,0,9],\"debug\":true}", 200);
+    json_t *ex = json_object_get(j, "expanded");
+    ck_assert(json_is_array(ex) && json_array_size(ex) > 0);
+    int has_start = 0;
+    for (size_t i = 0; i < json_array_size(ex); i++)
+        has_start |= json_integer_value(json_array_get(ex, i)) == 0;
+    ck_assert(has_start);
+    json_decref(j);
+}
+END_TEST
+
+/* Two islands: no path, "partial" to the closest reachable point of island A
+   to (12,0,2), i.e. (4,0,2) on its east edge. With the two-way link the path
+   takes it: corners pass the link's ends (3,0,2) and (11,0,2), and `links`
+   names it. */
+START_TEST(path_links_and_islands) {
+    json_t *j = query("isl", "path", "{\"start\":[1,0,2],\"end\":[12,0,2]}", 200);
+    ck_assert_str_eq(json_string_value(json_object_get(j, "status")), "partial");
+    assert_vec(json_object_get(j, "end"), 4, 0, 2, 1e-3);
+    json_decref(j);
+
+    j = query("isl2", "path", "{\"start\":[1,0,2],\"end\":[12,0,2]}", 200);
+    ck_assert_str_eq(json_string_value(json_object_get(j, "status")), "complete");
+    json_t *links = json_object_get(j, "links");
+    ck_assert_int_eq(json_array_size(links), 1);
+    ck_assert_int_eq(int_field(json_array_get(links, 0), "index"), 0);
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(links, 0), "kind")), "jump");
+    json_t *c = json_object_get(j, "corners");
+    int saw_start = 0, saw_end = 0;
+    for (size_t i = 0; i < json_array_size(c); i++) {
+        const json_t *p = json_array_get(c, i);
+        double x = json_number_value(json_array_get(p, 0)),
+               z = json_number_value(json_array_get(p, 2));
+        saw_start |= fabs(x - 3) < 1e-4 && fabs(z - 2) < 1e-4;
+        saw_end |= fabs(x - 11) < 1e-4 && fabs(z - 2) < 1e-4;
+    }
+    ck_assert_msg(saw_start && saw_end, "corners do not pass the link's ends");
+    json_decref(j);
+}
+END_TEST
+
+/* The GET form answers exactly what POST answers; a second identical POST is
+   a cache hit with an identical body otherwise; "cache": false bypasses. */
+START_TEST(path_get_form_and_cache) {
+    const char *body = "{\"start\":[1,0,1],\"end\":[9,0,9],\"extents\":[1,1,1]}";
+    json_t *a = query("sq", "path", body, 200);
+    json_t *b = query("sq", "path", body, 200);
+    const char *ca = json_string_value(json_object_get(a, "cache"));
+    ck_assert_msg(!strcmp(ca, "miss") || !strcmp(ca, "hit"), "cache=%s", ca);
+    ck_assert_str_eq(json_string_value(json_object_get(b, "cache")), "hit");
+    json_object_del(a, "cache");
+    json_object_del(b, "cache");
+    ck_assert(json_equal(a, b));
+    /* hand check: (1,1) -> (9,9) crosses the hole; around (6,0,4) (or by symmetry
+       (4,0,6)): 2 * |(5,3)| = 2 * sqrt(34) = 11.661903790 */
+    ck_assert_double_eq_tol(num_field(a, "length"), 2 * sqrt(34.0), 1e-5);
+
+    th_response r;
+    th_json(qsrv.port, "GET", "/v1/navmeshes/sq/path?start=1,0,1&end=9,0,9&extents=1,1,1", NULL,
+            &r);
+    ck_assert_int_eq(r.status, 200);
+    json_t *g = parse(&r);
+    th_response_free(&r);
+    json_object_del(g, "cache");
+    ck_assert(json_equal(a, g));
+    json_decref(g);
+
+    json_t *c =
+        query("sq", "path",
+              "{\"start\":[1,0,1],\"end\":[9,0,9],\"extents\":[1,1,1],\"cache\":false}", 200);
+    ck_assert_str_eq(json_string_value(json_object_get(c, "cache")), "bypass");
+    json_decref(c);
+    json_decref(a);
+    json_decref(b);
+
+    th_json(qsrv.port, "GET", "/v1/navmeshes/sq/path?start=1,0&end=9,0,9", NULL, &r);
+    assert_error(&r, 400, "bad_request", "start must be x,y,z");
+    th_response_free(&r);
+    th_json(qsrv.port, "GET", "/v1/navmeshes/sq/path?start=1,0,1", NULL, &r);
+    assert_error(&r, 400, "bad_request", "end is required");
+    th_response_free(&r);
+}
+END_TEST
+
+START_TEST(query_errors) {
+    th_response r;
+    th_json(qsrv.port, "POST", "/v1/navmeshes/sq/path", "{\"start\":[1,0,1],\"end\":[50,0,50]}",
+            &r);
+    assert_error(&r, 422, "point_off_mesh", "end is not within extents");
+    th_response_free(&r);
+    th_json(qsrv.port, "POST", "/v1/navmeshes/sq/path",
+            "{\"start\":[5,0,5],\"end\":[1,0,1],"
+            "\"extents\":[0.5,1,0.5]}",
+            &r);
+    /* (5,0,5) is the hole's centre, 1 m from every edge: off mesh with 0.5 m extents */
+    assert_error(&r, 422, "point_off_mesh", "start is not within extents");
+    th_response_free(&r);
+    th_json(qsrv.port, "POST", "/v1/navmeshes/sq/path", "{\"start\":[1,0,1],\"end\":[1,0]}", &r);
+    assert_error(&r, 400, "bad_request", "end must be an array of 3 finite numbers");
+    th_response_free(&r);
+    th_json(qsrv.port, "POST", "/v1/navmeshes/sq/path", "{\"start\":[1,0,1],", &r);
+    assert_error(&r, 400, "invalid_json", "line 1");
+    th_response_free(&r);
+    th_json(qsrv.port, "POST", "/v1/navmeshes/nope/path", "{\"start\":[1,0,1],\"end\":[2,0,2]}",
+            &r);
+    assert_error(&r, 404, "not_found", "nope");
+    th_response_free(&r);
+    th_request(qsrv.port, "POST", "/v1/navmeshes/sq/nearest", "text/plain", "{}", 2, NULL, &r);
+    assert_error(&r, 415, "unsupported_media_type", NULL);
+    th_response_free(&r);
+    char allow[64];
+    th_json(qsrv.port, "PUT", "/v1/navmeshes/sq/path", "{}", &r);
+    assert_error(&r, 405, "method_not_allowed", NULL);
+    ck_assert_str_eq(th_header(&r, "Allow", allow, sizeof allow), "POST, GET");
+    th_response_free(&r);
+}
+END_TEST
+
+/* Batch: results in order, each error in its own slot; over --max-batch is 413. */
+START_TEST(paths_batch) {
+    json_t *j = query("sq", "paths",
+                      "{\"queries\":[{\"start\":[3,0,4.5],\"end\":[5.5,0,7]},"
+                      "{\"start\":[1,0,1],\"end\":[40,0,1]},"
+                      "{\"start\":[1,\"x\",1],\"end\":[2,0,2]}],\"cache\":false}",
+                      200);
+    json_t *res = json_object_get(j, "results");
+    ck_assert_int_eq(json_array_size(res), 3);
+    json_t *r0 = json_array_get(res, 0);
+    ck_assert_str_eq(json_string_value(json_object_get(r0, "status")), "complete");
+    ck_assert_double_eq_tol(num_field(r0, "length"), 2 * sqrt(3.25), 1e-5);
+    ck_assert_str_eq(json_string_value(json_object_get(r0, "cache")), "bypass");
+    json_t *e1 = json_object_get(json_array_get(res, 1), "error");
+    ck_assert_str_eq(json_string_value(json_object_get(e1, "code")), "point_off_mesh");
+    ck_assert_ptr_nonnull(
+        strstr(json_string_value(json_object_get(e1, "message")), "queries[1].end"));
+    json_t *e2 = json_object_get(json_array_get(res, 2), "error");
+    ck_assert_str_eq(json_string_value(json_object_get(e2, "code")), "bad_request");
+    ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(e2, "message")),
+                                 "queries[2].start[1] is not a finite number"));
+    json_decref(j);
+
+    th_response r;
+    th_json(qsrv.port, "POST", "/v1/navmeshes/sq/paths",
+            "{\"queries\":[{\"start\":[1,0,1],\"end\":[2,0,2]},{\"start\":[1,0,1],\"end\":[2,0,2]},"
+            "{\"start\":[1,0,1],\"end\":[2,0,2]},{\"start\":[1,0,1],\"end\":[2,0,2]}]}",
+            &r);
+    assert_error(&r, 413, "payload_too_large", "limit of 3");
+    th_response_free(&r);
+    th_json(qsrv.port, "POST", "/v1/navmeshes/sq/paths", "{\"start\":[1,0,1]}", &r);
+    assert_error(&r, 400, "bad_request", "queries");
+    th_response_free(&r);
+}
+END_TEST
+
+/* nearest: (5,0,4.5) lies in the hole, 0.5 m from its south edge z = 4 (the
+   north edge of polygon 1 = [4,6]x[0,4]); 1.5 m from the others. So the snap
+   is (5,0,4), polygon 1, distance 0.5. (1,2,1) snaps straight down to
+   (1,0,1) in polygon 0, distance 2. */
+START_TEST(nearest_points) {
+    json_t *j = query("sq", "nearest", "{\"point\":[5,0,4.5]}", 200);
+    assert_vec(json_object_get(j, "point"), 5, 0, 4, 1e-5);
+    ck_assert_int_eq(int_field(j, "polygon"), 1);
+    ck_assert_double_eq_tol(num_field(j, "distance"), 0.5, 1e-5);
+    json_decref(j);
+    j = query("sq", "nearest", "{\"point\":[1,2,1]}", 200);
+    assert_vec(json_object_get(j, "point"), 1, 0, 1, 1e-5);
+    ck_assert_int_eq(int_field(j, "polygon"), 0);
+    ck_assert_double_eq_tol(num_field(j, "distance"), 2.0, 1e-5);
+    json_decref(j);
+    th_response r;
+    th_json(qsrv.port, "POST", "/v1/navmeshes/sq/nearest", "{\"point\":[50,0,50]}", &r);
+    assert_error(&r, 422, "point_off_mesh", "point is not within extents");
+    th_response_free(&r);
+}
+END_TEST
+
+/* raycast from (1,0,5) toward (9,0,5) inside polygon 3 ([0,4]x[4,6]) hits the
+   hole's west wall x = 4 at (4,0,5): t = 3/8 = 0.375, normal (-1,0,0) (back
+   toward the ray's side), visited polygons [3]. Along z = 1 from x = 1 to 9
+   nothing is hit: t = 1, point = end, polygons 0, 1, 2. */
+START_TEST(raycast_hit_and_clear) {
+    json_t *j = query("sq", "raycast", "{\"start\":[1,0,5],\"end\":[9,0,5]}", 200);
+    ck_assert(json_is_true(json_object_get(j, "hit")));
+    ck_assert_double_eq_tol(num_field(j, "t"), 0.375, 1e-5);
+    assert_vec(json_object_get(j, "point"), 4, 0, 5, 1e-4);
+    assert_vec(json_object_get(j, "normal"), -1, 0, 0, 1e-5);
+    const uint32_t p3[] = {3};
+    assert_ids(json_object_get(j, "polygons"), p3, 1);
+    json_decref(j);
+    j = query("sq", "raycast", "{\"start\":[1,0,1],\"end\":[9,0,1]}", 200);
+    ck_assert(json_is_false(json_object_get(j, "hit")));
+    ck_assert_double_eq_tol(num_field(j, "t"), 1.0, 1e-6);
+    assert_vec(json_object_get(j, "point"), 9, 0, 1, 1e-4);
+    ck_assert_ptr_null(json_object_get(j, "normal"));
+    const uint32_t p012[] = {0, 1, 2};
+    assert_ids(json_object_get(j, "polygons"), p012, 3);
+    json_decref(j);
+}
+END_TEST
+
+/* reachable: islands are not connected; a two-way link connects both ways; a
+   one-way link A -> B only from A. max_cost on the L corridor from (1,0,1):
+   polygon 1 ([2,4]x[0,2]) is entered 1 m away, polygon 2 only 3 m away, so a
+   budget of 2.5 reaches polygons 0 and 1: area 4 + 4 = 8 m^2. */
+START_TEST(reachability) {
+    const char *ab = "{\"start\":[1,0,2],\"end\":[12,0,2]}";
+    const char *ba = "{\"start\":[12,0,2],\"end\":[1,0,2]}";
+    json_t *j = query("isl", "reachable", ab, 200);
+    ck_assert(json_is_false(json_object_get(j, "reachable")));
+    ck_assert_int_eq(int_field(j, "start_polygon"), 0);
+    ck_assert_int_eq(int_field(j, "end_polygon"), 1);
+    json_decref(j);
+    j = query("isl2", "reachable", ba, 200);
+    ck_assert(json_is_true(json_object_get(j, "reachable")));
+    json_decref(j);
+    j = query("isl1", "reachable", ab, 200);
+    ck_assert(json_is_true(json_object_get(j, "reachable")));
+    json_decref(j);
+    j = query("isl1", "reachable", ba, 200);
+    ck_assert(json_is_false(json_object_get(j, "reachable")));
+    json_decref(j);
+
+    j = query("L", "reachable", "{\"start\":[1,0,1],\"max_cost\":2.5}", 200);
+    const uint32_t p01[] = {0, 1};
+    assert_ids(json_object_get(j, "polygons"), p01, 2);
+    ck_assert_double_eq_tol(num_field(j, "area"), 8.0, 1e-6);
+    json_decref(j);
+
+    th_response r;
+    th_json(qsrv.port, "POST", "/v1/navmeshes/isl/reachable", "{\"start\":[1,0,2],\"end\":[7,0,2]}",
+            &r);
+    assert_error(&r, 422, "point_off_mesh", "end is not within extents");
+    th_response_free(&r);
+}
+END_TEST
+
+/* A replace while queries run: every answer is a whole answer of one version.
+   (1,0,1) -> (9,0,9) is 2*sqrt(34) on the square and 2*sqrt(50) on the L. */
+typedef struct swap_reader {
+    int port, bad, total;
+    volatile int stop;
+    double seen;
+} swap_reader;
+
+static void *swap_reader_main(void *arg) {
+    swap_reader *sr = arg;
+    th_conn c;
+    if (th_connect(&c, sr->port) != 0) {
+        sr->bad++;
+        return NULL;
+    }
+    const char *body = "{\"start\":[1,0,1],\"end\":[9,0,9],\"cache\":false}";
+    while (!sr->stop) {
+        th_response r;
+        if (th_conn_request(&c, "POST", "/v1/navmeshes/swap/path", "application/json", body,
+                            strlen(body), NULL, &r) != 0 ||
+            r.status != 200) {
+            sr->bad++;
+        } else {
+            json_t *j = json_loads(r.body, 0, NULL);
+            double len = json_number_value(json_object_get(j, "length"));
+            if (fabs(len - 2 * sqrt(34.0)) > 1e-4 && fabs(len - 2 * sqrt(50.0)) > 1e-4) {
+                sr->bad++;
+                sr->seen = len;
+            }
+            json_decref(j);
+        }
+        sr->total++;
+        th_response_free(&r);
+    }
+    th_close(&c);
+    return NULL;
+}
+
+START_TEST(replace_under_load_sees_whole_versions) {
+    th_response r;
+    th_json(qsrv.port, "PUT", "/v1/navmeshes/swap", SQUARE, &r);
+    th_response_free(&r);
+    swap_reader sr[2] = {{.port = qsrv.port}, {.port = qsrv.port}};
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++)
+        pthread_create(&t[i], NULL, swap_reader_main, &sr[i]);
+    for (int k = 0; k < 10; k++) {
+        th_json(qsrv.port, "PUT", "/v1/navmeshes/swap", k % 2 ? SQUARE : L_CORRIDOR, &r);
+        ck_assert_int_eq(r.status, 200);
+        th_response_free(&r);
+    }
+    for (int i = 0; i < 2; i++) {
+        sr[i].stop = 1;
+        pthread_join(t[i], NULL);
+        ck_assert_msg(sr[i].bad == 0, "reader %d: %d bad of %d (length %g)", i, sr[i].bad,
+                      sr[i].total, sr[i].seen);
+    }
+}
+END_TEST
+
+START_TEST(queries_need_no_key) {
+    th_response r;
+    th_request(authsrv.port, "PUT", "/v1/navmeshes/k", "application/json", SQUARE, strlen(SQUARE),
+               (const char *[]){"Authorization: Bearer s3cret-key", NULL}, &r);
+    ck_assert_int_eq(r.status, 201);
+    th_response_free(&r);
+    th_json(authsrv.port, "POST", "/v1/navmeshes/k/nearest", "{\"point\":[1,0,1]}", &r);
+    ck_assert_int_eq(r.status, 200);
+    th_response_free(&r);
+    th_json(authsrv.port, "GET", "/v1/navmeshes/k/path?start=1,0,1&end=9,0,1", NULL, &r);
+    ck_assert_int_eq(r.status, 200);
+    th_response_free(&r);
+}
+END_TEST
+
+extern Suite *api_http_suite(void); /* called by check_main.c */
 Suite *api_http_suite(void) {
     Suite *s = suite_create("api_http");
     TCase *tc = tcase_create("navmeshes");
@@ -854,14 +1389,32 @@ Suite *api_http_suite(void) {
     tc = tcase_create("auth");
     tcase_add_unchecked_fixture(tc, start_auth, stop_auth);
     tcase_add_test(tc, auth_required_for_writes);
+    tcase_add_test(tc, queries_need_no_key);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("queries");
+    tcase_add_unchecked_fixture(tc, start_queries, stop_queries);
+    tcase_add_test(tc, path_bends_at_one_corner);
+    tcase_add_test(tc, path_costs_exclusions_partial);
+    tcase_add_test(tc, path_links_and_islands);
+    tcase_add_test(tc, path_get_form_and_cache);
+    tcase_add_test(tc, query_errors);
+    tcase_add_test(tc, paths_batch);
+    tcase_add_test(tc, nearest_points);
+    tcase_add_test(tc, raycast_hit_and_clear);
+    tcase_add_test(tc, reachability);
+    tcase_add_test(tc, replace_under_load_sees_whole_versions);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("process");
     tcase_add_test(tc, restart_keeps_meshes_and_versions);
     tcase_add_test(tc, kill9_after_201_keeps_mesh);
     tcase_add_test(tc, demo_only_when_empty);
+    tcase_add_test(tc, damaged_blob_is_skipped);
     tcase_add_test(tc, config_errors_exit_2);
     tcase_add_test(tc, env_config_applies);
+    tcase_add_test(tc, idle_connection_is_closed);
+    tcase_add_test(tc, trickled_headers_are_cut);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -53,7 +53,7 @@
     agents: [],
     agentMode: 'place',
     target: null,
-    sim: { running: true, speed: 1, inflight: false, lastSent: 0, steps: 0, ms: 0, once: false },
+    sim: { running: true, speed: 1, inflight: false, lastSent: 0, steps: 0, ms: 0, traversals: 0 },
     nextAgentId: 1,
     dirty: true,
     errors: 0,
@@ -240,7 +240,8 @@
     const mesh = {
       vx, vy, vz, polys, boundary, inner, detail, mainArea,
       special: polys.filter((p) => (areas[p.id] || 0) !== mainArea).map((p) => p.id),
-      links: (json.links || []).map((l) => Object.assign({}, l)),
+      /* bidirectional defaults to true, as in the upload format. */
+      links: (json.links || []).map((l) => Object.assign({}, l, { bidirectional: l.bidirectional !== false })),
       bounds: { minX, maxX, minY, maxY, minZ, maxZ },
       areas: json.areas || [],
       ncomp: 0,
@@ -361,7 +362,7 @@
     return best;
   }
 
-  /* A random point on the mesh, uniform over the xz area. */
+  /* A random point on the mesh, (nearly) uniform over the xz area. */
   function randomPoint(mesh) {
     const polys = mesh.polys;
     if (!polys.length) return null;
@@ -387,9 +388,11 @@
     const [a, b, c] = tris.find((t) => t[3] >= rt) || tris[tris.length - 1];
     let u = Math.random(), w = Math.random();
     if (u + w > 1) { u = 1 - u; w = 1 - w; }
-    /* Keep a little away from the edges so the agent's centre is well inside. */
-    const x = a[0] + u * (b[0] - a[0]) + w * (c[0] - a[0]);
-    const z = a[1] + u * (b[1] - a[1]) + w * (c[1] - a[1]);
+    /* Pulled 10 % toward the triangle's centroid so a new agent does not
+       start right on a wall. */
+    const gx = (a[0] + b[0] + c[0]) / 3, gz = (a[1] + b[1] + c[1]) / 3;
+    const x = gx + 0.9 * (a[0] + u * (b[0] - a[0]) + w * (c[0] - a[0]) - gx);
+    const z = gz + 0.9 * (a[1] + u * (b[1] - a[1]) + w * (c[1] - a[1]) - gz);
     return [x, heightAt(mesh, p, x, z), z];
   }
 
@@ -526,13 +529,9 @@
   function drawGrid() {
     /* Grid spacing: a 1-2-5 step giving lines at least 40 px apart. */
     const s = state.view.scale;
-    let step = 1;
-    const steps = [1, 2, 5];
-    let e = Math.pow(10, Math.floor(Math.log10(40 / s)));
-    outer: for (;;) {
-      for (const k of steps) { if (k * e * s >= 40) { step = k * e; break outer; } }
-      e *= 10;
-    }
+    if (!(s > 0 && isFinite(s))) return;
+    const e = Math.pow(10, Math.floor(Math.log10(40 / s)));
+    const step = [1, 2, 5, 10].map((k) => k * e).find((st) => st * s >= 40) || 10 * e;
     const tl = canvasToWorld(0, 0), br = canvasToWorld(state.size.w, state.size.h);
     ctx.strokeStyle = 'rgba(255, 255, 255, 0.035)';
     ctx.lineWidth = 1;
@@ -952,6 +951,7 @@
       ['moved closer', String(moved)],
       ['arrived', String(arrived)],
       ['errors', String(errs), errs ? 'bad' : ''],
+      ['link traversals', String(state.sim.traversals)],
       ['steps', String(state.sim.steps)],
       ['step latency', state.sim.steps ? `${fmt(state.sim.ms, 1)} ms` : '–'],
     ]);
@@ -1059,6 +1059,7 @@
     state.agents = [];
     state.target = null;
     state.sim.steps = 0;
+    state.sim.traversals = 0;
     state.viewFitted = false;
     renderPathOut();
     renderRayOut();
@@ -1246,6 +1247,14 @@
         a.arrived = !!o.arrived;
         a.avoiding = !!o.avoiding;
         a.action = o.action || null;
+        /* The agent reached an off-mesh link: the service leaves the traversal
+           to the game, so the viewer plays the game and lands it at the end. */
+        if (a.action && Array.isArray(a.action.end)) {
+          a.position = a.action.end.slice();
+          a.velocity = [0, 0, 0];
+          a.corners = [];
+          state.sim.traversals++;
+        }
       }
     } catch (e) {
       sim.running = false; /* stop the loop rather than repeat a failing request every frame */

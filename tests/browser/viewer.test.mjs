@@ -307,6 +307,7 @@ async function run(browser, base) {
   // paused agents still drawn on top.
   if (best) {
     await page.click('#tools button[data-tool="path"]');
+    await page.uncheck('#show-expanded'); // the corridor alone reads better in a picture
     await page.mouse.move(box.x + box.width - 5, box.y + 5);
     await page.waitForTimeout(300);
     await page.screenshot({ path: path.join(BUILD, 'viewer.png') });

@@ -1,0 +1,1055 @@
+/*
+ * nav_optimal: the Euclidean-optimal any-angle search over a built mesh, an
+ * interval search after Polyanya (Cui, Harabor & Grastien, "Compromise-free
+ * Pathfinding on a Navigation Mesh", IJCAI 2017). Owns the search nodes, the
+ * open list, the root table and the reconstruction of corners, corridor and
+ * links from a finished search. Geometry is xz, in double.
+ *
+ * A search node is (root, interval [A, B] on an edge of polygon P, P): every
+ * point of the interval is visible from the root, and the node stands for
+ * the paths that go straight from the root through the interval into P. Its
+ * f is g(root) + the Euclidean length of the shortest root -> interval ->
+ * goal path (the goal is mirrored across the interval's line when it lies on
+ * the root's side). Expanding a node projects the interval through P:
+ *   - observable successors: the parts of P's other edges inside the cone
+ *     root->A, root->B keep the root;
+ *   - non-observable successors: the parts outside the cone on A's (B's)
+ *     side get A (B) as their new root, only when A (B) is a mesh vertex that
+ *     touches a wall ("corner"): a taut path bends nowhere else.
+ * Orientation: stored polygons have negative signed area, so P's interior is
+ * where nav_cross2(edge start, edge end, p) < 0; A is the interval's end
+ * nearer the entry edge's start vertex, and orient(A, B, root) > 0.
+ *
+ * Degenerate cases are node kinds rather than special code paths:
+ *   - START: root strictly inside (or on the boundary of) P, P entered from
+ *     nowhere: every edge of P is visible (the start, and link arrivals);
+ *   - FULL: the root lies on the entry edge (a start on an edge, a corner
+ *     root entering a polygon that has the corner as a vertex): P is convex,
+ *     so all of it is visible;
+ *   - a successor edge collinear with its root cannot be seen through: the
+ *     polygon beyond is reached by turning at the edge's nearer end, when
+ *     that end is a corner vertex (else other nodes of the fan reach it);
+ *   - intervals that shrink to a point are dropped (the neighbouring
+ *     intervals, closed at that point, carry any path through it).
+ *
+ * Links as extra roots. An off-mesh link is an edge between two points with
+ * the cost of its 3-D length. Whenever a node of polygon P is expanded and a
+ * usable link starts in P (its area and its arrival polygon not excluded),
+ * the link start is treated like a goal: its cost through the interval is
+ * exact inside the convex P (straight, or bending at A or B). The link end
+ * then becomes a fresh root, key-pruned like a vertex root, and a START node
+ * for the arrival polygon is pushed with g += the link's 3-D length. The
+ * heuristic stays admissible because a link costs at least the xz distance
+ * between its ends.
+ *
+ * Pruning: root level (Polyanya's): the best g per root vertex or link
+ * arrival is kept in a table stamped with a per-search generation (no
+ * clearing); nodes whose root was later reached cheaper are dropped when
+ * generated and when popped. Chains of nodes with exactly one successor are
+ * followed without going through the open list.
+ *
+ * Memory: nav_optimal_new allocates the node pool, open list, root records
+ * and the corridor trail once. The per-vertex and per-polygon tables grow
+ * (realloc) only when a mesh larger than any seen before is searched; after
+ * that, searches allocate nothing.
+ */
+#include "nav/nav_optimal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nav/nav_internal.h"
+
+enum { K_START, K_FULL, K_NORMAL, K_GOAL };
+enum { F_AVERT = 1, F_BVERT = 2 };
+enum { R_START, R_VERTEX, R_TURN, R_LSTART, R_LEND };
+
+#define OPT_MAX_GOAL 32 /* polygons sharing the goal point (a vertex fan) */
+#define OPT_TEPS 1e-12  /* interval parameter below which a piece is a point */
+#define OPT_MAX_FAN 256 /* fan walk guard (a vertex with more polygons: a corner) */
+
+/* A root: a corner of the path (start, corner vertex, link end). */
+typedef struct opt_rec {
+    double x, z, g;
+    float y;         /* height when known (start, link ends), else lifted on poly */
+    uint32_t parent; /* previous corner, NAV_NONE for the start */
+    uint32_t poly;   /* polygon whose surface the corner is lifted on */
+    uint32_t key;    /* root table key (vertex id, nverts + 2 * link + dir) or NAV_NONE */
+    uint32_t link;   /* R_LEND: link id | NAV_LINK_REVERSE */
+    uint8_t kind;
+} opt_rec;
+
+typedef struct opt_node {
+    double ax, az, bx, bz; /* interval; A is nearer the entry edge's start vertex */
+    uint32_t rec;          /* root */
+    uint32_t poly;         /* polygon to expand (GOAL: the polygon the goal was seen from) */
+    uint32_t trail;        /* corridor record of poly */
+    uint32_t entry;        /* vertex id where the entry edge starts, NAV_NONE for START */
+    uint8_t kind, flags;
+} opt_node;
+
+typedef struct opt_heap {
+    double f, g;
+    uint32_t node;
+} opt_heap;
+
+typedef struct opt_trail {
+    uint32_t parent, poly;
+} opt_trail;
+
+typedef struct opt_vstate {
+    double g;      /* best g of this root key in search `gen` */
+    uint32_t gen;  /* stamp of g */
+    uint32_t cgen; /* stamp of corner */
+    uint8_t corner;
+} opt_vstate;
+
+/* The last node expanded through an edge (entering its polygon), with its
+   interval as edge parameters: dominance pruning of later nodes. */
+typedef struct opt_estate {
+    uint32_t gen, rec;
+    float t0, t1;
+} opt_estate;
+
+typedef struct opt_pstate {
+    uint32_t gen, rec; /* last FULL entry into this polygon (fan cycle guard) */
+} opt_pstate;
+
+struct nav_optimal {
+    uint32_t cap;
+    opt_node *nodes;
+    uint32_t *free_nodes;
+    uint32_t nfree, nused;
+    opt_heap *heap;
+    uint32_t nheap;
+    opt_rec *recs;
+    uint32_t nrecs, rec_cap;
+    opt_trail *trail;
+    uint32_t ntrail, trail_cap;
+    opt_vstate *vtab;
+    uint32_t vtab_cap;
+    opt_pstate *ptab;
+    uint32_t ptab_cap;
+    opt_estate *etab;
+    uint32_t etab_cap;
+    uint32_t gen;
+
+    /* per search */
+    const nav_mesh *m;
+    uint64_t excl;
+    double tx, tz;
+    uint32_t goal[OPT_MAX_GOAL], goal_from[OPT_MAX_GOAL];
+    uint32_t ngoal;
+    int overflow;
+    /* turn records made during the current expansion (local vertex -> rec) */
+    uint32_t tc_local[8], tc_rec[8];
+    uint32_t ntc;
+    /* successors pushed by the current expansion (chain following) */
+    uint32_t npushed, last_pushed;
+};
+
+/* ---- small geometry ---- */
+
+/* Twice the signed area of (a, b, p); exactly 0 when p is within a relative
+   1e-11 of the line ab (float inputs make the products nearly exact). */
+static inline double orient(double ax, double az, double bx, double bz, double px, double pz) {
+    double ux = bx - ax, uz = bz - az, vx = px - ax, vz = pz - az;
+    double c = ux * vz - uz * vx;
+    double tol = 1e-11 * (fabs(ux) + fabs(uz)) * (fabs(vx) + fabs(vz));
+    return fabs(c) <= tol ? 0.0 : c;
+}
+
+static inline double dist(double ax, double az, double bx, double bz) {
+    double dx = bx - ax, dz = bz - az;
+    return sqrt(dx * dx + dz * dz);
+}
+
+/* Shortest root r -> segment [a, b] -> p, for p on the far side of (or on)
+   the line ab, where the cone r->a, r->b has a on its positive side.
+   *turn: 0 straight, 1 bending at a, 2 bending at b. */
+static double via(double rx, double rz, double ax, double az, double bx, double bz, double px,
+                  double pz, int *turn) {
+    if (orient(rx, rz, ax, az, px, pz) < 0) {
+        *turn = 1;
+        return dist(rx, rz, ax, az) + dist(ax, az, px, pz);
+    }
+    if (orient(rx, rz, bx, bz, px, pz) > 0) {
+        *turn = 2;
+        return dist(rx, rz, bx, bz) + dist(bx, bz, px, pz);
+    }
+    *turn = 0;
+    return dist(rx, rz, px, pz);
+}
+
+/* Polyanya's heuristic: the goal mirrored onto the far side of the interval's
+   line, then the shortest root -> interval -> goal length. */
+static double heur(double rx, double rz, double ax, double az, double bx, double bz, double tx,
+                   double tz) {
+    if (orient(ax, az, bx, bz, tx, tz) > 0) {
+        double dx = bx - ax, dz = bz - az, l2 = dx * dx + dz * dz;
+        if (l2 > 0) {
+            double u = ((tx - ax) * dx + (tz - az) * dz) / l2;
+            double fx = ax + u * dx, fz = az + u * dz;
+            tx = 2 * fx - tx;
+            tz = 2 * fz - tz;
+        }
+    }
+    int turn;
+    return via(rx, rz, ax, az, bx, bz, tx, tz, &turn);
+}
+
+/* Sub-interval of [0, 1] where the linear function f0 + t (f1 - f0) is > 0
+   (pos = 1) or <= 0 (pos = 0). Returns 0 when empty. */
+static int lin_part(double f0, double f1, int pos, double *lo, double *hi) {
+    if (!pos) {
+        f0 = -f0;
+        f1 = -f1;
+        /* now: where -f >= 0, i.e. treat zero as inside */
+        if (f0 >= 0 && f1 >= 0) {
+            *lo = 0, *hi = 1;
+            return 1;
+        }
+        if (f0 < 0 && f1 < 0)
+            return 0;
+        double t = f0 / (f0 - f1);
+        if (f0 >= 0)
+            *lo = 0, *hi = t;
+        else
+            *lo = t, *hi = 1;
+        return 1;
+    }
+    if (f0 > 0 && f1 > 0) {
+        *lo = 0, *hi = 1;
+        return 1;
+    }
+    if (f0 <= 0 && f1 <= 0)
+        return 0;
+    double t = f0 / (f0 - f1);
+    if (f0 > 0)
+        *lo = 0, *hi = t;
+    else
+        *lo = t, *hi = 1;
+    return 1;
+}
+
+static inline int excluded(const nav_optimal *o, uint32_t poly) {
+    return (o->excl >> o->m->areas[poly]) & 1u;
+}
+
+static inline uint32_t passable(const nav_optimal *o, uint32_t nb) {
+    return nb != NAV_NONE && !excluded(o, nb);
+}
+
+/* Local index of vertex id v in polygon p, or n when absent. */
+static uint32_t local_of(const nav_mesh *m, uint32_t p, uint32_t v) {
+    uint32_t s = m->poly_start[p], n = nav_poly_nverts(m, p);
+    for (uint32_t k = 0; k < n; k++)
+        if (m->poly_verts[s + k] == v)
+            return k;
+    return n;
+}
+
+/* Interior angle (radians, in (0, pi]) of convex polygon p at local vertex k. */
+static double poly_angle(const nav_mesh *m, uint32_t p, uint32_t k) {
+    uint32_t n = nav_poly_nverts(m, p);
+    const float *a = nav_poly_vert(m, p, k + n - 1), *v = nav_poly_vert(m, p, k),
+                *b = nav_poly_vert(m, p, k + 1);
+    double ax = (double)a[0] - v[0], az = (double)a[2] - v[2];
+    double bx = (double)b[0] - v[0], bz = (double)b[2] - v[2];
+    return atan2(fabs(ax * bz - az * bx), ax * bx + az * bz);
+}
+
+/*
+ * A vertex is a corner (a place where a taut path may bend) when the
+ * walkable angle around it, in the fan of polygons joined to p through
+ * passable edges, exceeds 180 degrees: only there does an obstacle poke
+ * into free space. A complete fan (no wall) is never one; a flat wall or an
+ * inner corner of a room is not one either. Computed on the fly (the mesh is
+ * shared and immutable; the exclude mask changes what is a wall) and cached
+ * per search per vertex. Known approximation: a vertex welded into two
+ * separate fans (levels touching at one point) caches the first fan's answer.
+ */
+static int is_corner(nav_optimal *o, uint32_t p, uint32_t k) {
+    const nav_mesh *m = o->m;
+    uint32_t v = m->poly_verts[m->poly_start[p] + k];
+    opt_vstate *vs = &o->vtab[v];
+    if (vs->cgen == o->gen)
+        return vs->corner;
+    double angle = poly_angle(m, p, k);
+    int corner = 1, closed = 0;
+    for (int dir = 0; dir < 2 && !closed; dir++) {
+        uint32_t cur = p, kk = k;
+        for (int i = 0; i < OPT_MAX_FAN; i++) {
+            uint32_t cn = nav_poly_nverts(m, cur);
+            uint32_t e = dir == 0 ? kk : (kk + cn - 1) % cn;
+            uint32_t nb = m->poly_nei[m->poly_start[cur] + e];
+            if (!passable(o, nb))
+                break;
+            if (nb == p) {
+                closed = 1;
+                break;
+            }
+            uint32_t j = local_of(m, nb, v);
+            if (j == nav_poly_nverts(m, nb))
+                break;
+            cur = nb;
+            kk = j;
+            angle += poly_angle(m, cur, kk);
+        }
+    }
+    if (closed || angle <= 3.14159265358979323846 + 1e-9)
+        corner = 0;
+    vs->cgen = o->gen;
+    vs->corner = (uint8_t)corner;
+    return corner;
+}
+
+/* ---- pools ---- */
+
+static uint32_t new_rec(nav_optimal *o, uint8_t kind, double x, double z, double g, uint32_t parent,
+                        uint32_t poly) {
+    if (o->nrecs >= o->rec_cap) {
+        o->overflow = 1;
+        return NAV_NONE;
+    }
+    opt_rec *r = &o->recs[o->nrecs];
+    r->x = x;
+    r->z = z;
+    r->g = g;
+    r->y = NAN;
+    r->parent = parent;
+    r->poly = poly;
+    r->key = NAV_NONE;
+    r->link = NAV_NONE;
+    r->kind = kind;
+    return o->nrecs++;
+}
+
+/* Root-level pruning: 1 when g is no worse than the best g seen for key
+   (ties kept: equal-cost roots may cover different sides), recording it. */
+static int root_ok(nav_optimal *o, uint32_t key, double g) {
+    opt_vstate *vs = &o->vtab[key];
+    if (vs->gen == o->gen) {
+        if (g > vs->g + 1e-9 * (1.0 + vs->g))
+            return 0;
+        if (g < vs->g)
+            vs->g = g;
+        return 1;
+    }
+    vs->gen = o->gen;
+    vs->g = g;
+    return 1;
+}
+
+static int root_dominated(const nav_optimal *o, const opt_rec *r) {
+    if (r->key == NAV_NONE)
+        return 0;
+    const opt_vstate *vs = &o->vtab[r->key];
+    return vs->gen == o->gen && r->g > vs->g + 1e-9 * (1.0 + vs->g);
+}
+
+static void heap_push(nav_optimal *o, double f, double g, uint32_t node) {
+    uint32_t i = o->nheap++;
+    opt_heap item = {f, g, node};
+    while (i > 0) {
+        uint32_t p = (i - 1) / 2;
+        const opt_heap *hp = &o->heap[p];
+        /* ties: deeper first (larger g), it is closer to a goal */
+        if (hp->f < f || (hp->f == f && hp->g >= g))
+            break;
+        o->heap[i] = *hp;
+        i = p;
+    }
+    o->heap[i] = item;
+}
+
+static uint32_t heap_pop(nav_optimal *o) {
+    uint32_t top = o->heap[0].node;
+    opt_heap last = o->heap[--o->nheap];
+    uint32_t i = 0, n = o->nheap;
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && (o->heap[c + 1].f < o->heap[c].f ||
+                          (o->heap[c + 1].f == o->heap[c].f && o->heap[c + 1].g > o->heap[c].g)))
+            c++;
+        if (last.f < o->heap[c].f || (last.f == o->heap[c].f && last.g >= o->heap[c].g))
+            break;
+        o->heap[i] = o->heap[c];
+        i = c;
+    }
+    if (n > 0)
+        o->heap[i] = last;
+    return top;
+}
+
+/*
+ * Edge dominance. A node (root r, interval I) entering polygon q is useless
+ * when an expanded node (root r', interval I' containing I, same edge) reaches
+ * every point p of I at least as cheaply: g' + |r'p| <= g + |rp|. Then any
+ * path through the new node is matched by one through p from r', and since
+ * an optimal path cannot bend at p (not a corner), the old node's own
+ * subtree already carries it. The test is conservative: I is cut into
+ * pieces, and on each the new cost's lower bound (g + distance from r to
+ * the piece) must reach the old cost's upper bound (the larger of its
+ * values at the piece's ends, as g' + |r'p| is convex along a segment).
+ */
+#define OPT_DOM_PIECES 4
+
+static double seg_dist(double px, double pz, double ax, double az, double bx, double bz) {
+    double dx = bx - ax, dz = bz - az, l2 = dx * dx + dz * dz;
+    double u = l2 > 0 ? ((px - ax) * dx + (pz - az) * dz) / l2 : 0;
+    u = u < 0 ? 0 : (u > 1 ? 1 : u);
+    return dist(px, pz, ax + u * dx, az + u * dz);
+}
+
+/* Edge index (global) and edge parameters of the node's interval. */
+static uint32_t node_edge(const nav_optimal *o, const opt_node *nd, uint32_t e, double *ta,
+                          double *tb) {
+    const nav_mesh *m = o->m;
+    uint32_t s = m->poly_start[nd->poly], n = nav_poly_nverts(m, nd->poly);
+    const float *v0 = nav_vert(m, m->poly_verts[s + e]);
+    const float *v1 = nav_vert(m, m->poly_verts[s + (e + 1) % n]);
+    double dx = (double)v1[0] - v0[0], dz = (double)v1[2] - v0[2], l2 = dx * dx + dz * dz;
+    *ta = ((nd->ax - v0[0]) * dx + (nd->az - v0[2]) * dz) / l2;
+    *tb = ((nd->bx - v0[0]) * dx + (nd->bz - v0[2]) * dz) / l2;
+    return s + e;
+}
+
+static int dominated(const nav_optimal *o, const opt_node *nd, uint32_t e) {
+    const opt_estate *es = &o->etab[o->m->poly_start[nd->poly] + e];
+    if (es->gen != o->gen || es->rec == nd->rec)
+        return 0;
+    double ta, tb;
+    node_edge(o, nd, e, &ta, &tb);
+    if (ta < (double)es->t0 - 1e-9 || tb > (double)es->t1 + 1e-9)
+        return 0;
+    const opt_rec *r = &o->recs[nd->rec], *ro = &o->recs[es->rec];
+    double px = nd->ax, pz = nd->az;
+    double fo = ro->g + dist(ro->x, ro->z, px, pz);
+    for (int i = 1; i <= OPT_DOM_PIECES; i++) {
+        double u = (double)i / OPT_DOM_PIECES;
+        double qx = nd->ax + u * (nd->bx - nd->ax), qz = nd->az + u * (nd->bz - nd->az);
+        double fq = ro->g + dist(ro->x, ro->z, qx, qz);
+        double lo = r->g + seg_dist(r->x, r->z, px, pz, qx, qz);
+        if (lo < (fo > fq ? fo : fq) + 1e-9 * (1.0 + lo))
+            return 0;
+        px = qx, pz = qz, fo = fq;
+    }
+    return 1;
+}
+
+/* Records an expanded node as its edge's reference for dominance, keeping
+   the wider interval when both are the same root's. */
+static void record_edge(nav_optimal *o, const opt_node *nd, uint32_t e) {
+    double ta, tb;
+    uint32_t ei = node_edge(o, nd, e, &ta, &tb);
+    opt_estate *es = &o->etab[ei];
+    if (es->gen == o->gen) {
+        /* keep the cheaper reference at the new interval's middle */
+        const opt_rec *r = &o->recs[nd->rec], *ro = &o->recs[es->rec];
+        double mx = 0.5 * (nd->ax + nd->bx), mz = 0.5 * (nd->az + nd->bz);
+        if (ro->g + dist(ro->x, ro->z, mx, mz) <= r->g + dist(r->x, r->z, mx, mz) &&
+            tb - ta <= (double)es->t1 - es->t0)
+            return;
+    }
+    es->gen = o->gen;
+    es->rec = nd->rec;
+    es->t0 = (float)ta;
+    es->t1 = (float)tb;
+}
+
+static int goal_index(const nav_optimal *o, uint32_t p);
+
+/* Entering polygon q through the edge that starts at vertex `entry` leads
+   nowhere when q has no other passable edge, no link out and no goal: such
+   nodes are not generated (Polyanya's dead-end pruning). */
+static int dead_end(const nav_optimal *o, uint32_t q, uint32_t entry) {
+    const nav_mesh *m = o->m;
+    uint32_t s = m->poly_start[q], n = nav_poly_nverts(m, q);
+    for (uint32_t k = 0; k < n; k++)
+        if (m->poly_verts[s + k] != entry && passable(o, m->poly_nei[s + k]))
+            return 0;
+    if (m->link_out_start && m->link_out_start[q] != m->link_out_start[q + 1])
+        return 0;
+    return goal_index(o, q) < 0;
+}
+
+/* Pushes a node; for non-GOAL kinds also a corridor record for its polygon.
+   Returns the node index or NAV_NONE (pool exhausted: the search fails with
+   NAV_E_LIMIT). */
+static uint32_t push_node(nav_optimal *o, uint8_t kind, uint32_t poly, uint32_t entry, uint32_t rec,
+                          double ax, double az, double bx, double bz, uint8_t flags, double f,
+                          uint32_t trail_parent) {
+    if ((kind == K_NORMAL || kind == K_FULL) && dead_end(o, poly, entry))
+        return NAV_NONE;
+    if (kind == K_NORMAL) {
+        opt_node probe = {.ax = ax, .az = az, .bx = bx, .bz = bz, .rec = rec, .poly = poly};
+        uint32_t e = local_of(o->m, poly, entry);
+        if (e < nav_poly_nverts(o->m, poly) && dominated(o, &probe, e))
+            return NAV_NONE;
+    }
+    if (o->nfree == 0 && o->nused >= o->cap) {
+        o->overflow = 1;
+        return NAV_NONE;
+    }
+    uint32_t tr = trail_parent;
+    if (kind != K_GOAL) {
+        if (o->ntrail >= o->trail_cap) {
+            o->overflow = 1;
+            return NAV_NONE;
+        }
+        tr = o->ntrail++;
+        o->trail[tr].parent = trail_parent;
+        o->trail[tr].poly = poly;
+    }
+    uint32_t idx = o->nfree > 0 ? o->free_nodes[--o->nfree] : o->nused++;
+    opt_node *n = &o->nodes[idx];
+    n->ax = ax;
+    n->az = az;
+    n->bx = bx;
+    n->bz = bz;
+    n->rec = rec;
+    n->poly = poly;
+    n->trail = tr;
+    n->entry = entry;
+    n->kind = kind;
+    n->flags = flags;
+    heap_push(o, f, o->recs[rec].g, idx);
+    o->npushed++;
+    o->last_pushed = idx;
+    return idx;
+}
+
+/* ---- expansion ---- */
+
+/* Root at local vertex k of p (a turn of the path there), or NAV_NONE when
+   k is not a corner or the vertex was already reached more cheaply. One
+   record per vertex per expansion. */
+static uint32_t turn_rec(nav_optimal *o, uint32_t p, uint32_t k, uint32_t parent) {
+    for (uint32_t i = 0; i < o->ntc; i++)
+        if (o->tc_local[i] == k)
+            return o->tc_rec[i];
+    const nav_mesh *m = o->m;
+    uint32_t v = m->poly_verts[m->poly_start[p] + k];
+    uint32_t rec = NAV_NONE;
+    if (is_corner(o, p, k)) {
+        const float *pv = nav_vert(m, v);
+        const opt_rec *pr = &o->recs[parent];
+        double g = pr->g + dist(pr->x, pr->z, pv[0], pv[2]);
+        if (root_ok(o, v, g)) {
+            rec = new_rec(o, R_VERTEX, pv[0], pv[2], g, parent, p);
+            if (rec != NAV_NONE)
+                o->recs[rec].key = v;
+        }
+    }
+    if (o->ntc < 8) {
+        o->tc_local[o->ntc] = k;
+        o->tc_rec[o->ntc] = rec;
+        o->ntc++;
+    }
+    return rec;
+}
+
+/* FULL node into nb (root on nb's boundary), once per root per polygon. */
+static void push_full(nav_optimal *o, uint32_t nb, uint32_t entry, uint32_t rec,
+                      uint32_t trail_parent) {
+    opt_pstate *ps = &o->ptab[nb];
+    if (ps->gen == o->gen && ps->rec == rec)
+        return;
+    ps->gen = o->gen;
+    ps->rec = rec;
+    const opt_rec *r = &o->recs[rec];
+    double f = r->g + dist(r->x, r->z, o->tx, o->tz);
+    push_node(o, K_FULL, nb, entry, rec, r->x, r->z, r->x, r->z, 0, f, trail_parent);
+}
+
+/*
+ * Successor for the piece [t0, t1] of edge j of p (from local vertex j to
+ * j + 1) seen from root `rec`. from_start: the root is a START root, which
+ * may lie a rounding error outside p: treat "outside" as "on the edge".
+ */
+static void push_piece(nav_optimal *o, uint32_t p, uint32_t j, double t0, double t1, uint32_t rec,
+                       int from_start, uint32_t trail_parent) {
+    const nav_mesh *m = o->m;
+    uint32_t s = m->poly_start[p], n = nav_poly_nverts(m, p);
+    uint32_t j1 = (j + 1) % n;
+    uint32_t nb = m->poly_nei[s + j];
+    const float *va = nav_vert(m, m->poly_verts[s + j]);
+    const float *vb = nav_vert(m, m->poly_verts[s + j1]);
+    uint32_t entry = m->poly_verts[s + j1]; /* nb's edge runs vb -> va */
+    const opt_rec *r = &o->recs[rec];
+    double c = orient(va[0], va[2], vb[0], vb[2], r->x, r->z);
+    if (c > 0 && from_start)
+        c = 0;
+    if (c < 0) {
+        double ex = (double)vb[0] - va[0], ez = (double)vb[2] - va[2];
+        double xx = t0 == 0 ? va[0] : va[0] + t0 * ex, xz = t0 == 0 ? va[2] : va[2] + t0 * ez;
+        double yx = t1 == 1 ? vb[0] : va[0] + t1 * ex, yz = t1 == 1 ? vb[2] : va[2] + t1 * ez;
+        uint8_t flags = (uint8_t)((t1 == 1 ? F_AVERT : 0) | (t0 == 0 ? F_BVERT : 0));
+        double f = r->g + heur(r->x, r->z, yx, yz, xx, xz, o->tx, o->tz);
+        push_node(o, K_NORMAL, nb, entry, rec, yx, yz, xx, xz, flags, f, trail_parent);
+        return;
+    }
+    if (c > 0)
+        return;
+    /* collinear: on the edge (then nb is wholly visible) or beyond an end */
+    double ex = (double)vb[0] - va[0], ez = (double)vb[2] - va[2];
+    double d0 = (r->x - va[0]) * ex + (r->z - va[2]) * ez;
+    double l2 = ex * ex + ez * ez;
+    if (d0 >= -1e-12 * l2 && d0 <= l2 * (1 + 1e-12)) {
+        push_full(o, nb, entry, rec, trail_parent);
+        return;
+    }
+    /* beyond an end: bend at the nearer end of the piece if it is a corner */
+    uint32_t k;
+    if (d0 < 0) {
+        if (t0 != 0)
+            return;
+        k = j;
+    } else {
+        if (t1 != 1)
+            return;
+        k = j1;
+    }
+    uint32_t nr = turn_rec(o, p, k, rec);
+    if (nr != NAV_NONE)
+        push_full(o, nb, entry, nr, trail_parent);
+}
+
+/* Cost of reaching point (px, pz) of the node's polygon from its root, and
+   the record the final straight segment starts from (a bend at A or B gets
+   a record of its own). */
+static double reach(nav_optimal *o, const opt_node *nd, double px, double pz, uint32_t *from) {
+    const opt_rec *r = &o->recs[nd->rec];
+    *from = nd->rec;
+    if (nd->kind != K_NORMAL)
+        return r->g + dist(r->x, r->z, px, pz);
+    int turn;
+    double d = via(r->x, r->z, nd->ax, nd->az, nd->bx, nd->bz, px, pz, &turn);
+    if (turn) {
+        double bx = turn == 1 ? nd->ax : nd->bx, bz = turn == 1 ? nd->az : nd->bz;
+        uint32_t t = new_rec(o, R_TURN, bx, bz, r->g + dist(r->x, r->z, bx, bz), nd->rec, nd->poly);
+        if (t == NAV_NONE)
+            return INFINITY;
+        *from = t;
+    }
+    return r->g + d;
+}
+
+/* Links that start in the node's polygon: extra roots at their arrival. */
+static void expand_links(nav_optimal *o, const opt_node *nd) {
+    const nav_mesh *m = o->m;
+    uint32_t p = nd->poly;
+    if (!m->link_out_start)
+        return;
+    for (uint32_t i = m->link_out_start[p]; i < m->link_out_start[p + 1]; i++) {
+        uint32_t id = m->link_out[i];
+        uint32_t l = id & ~NAV_LINK_REVERSE;
+        int rev = (id & NAV_LINK_REVERSE) != 0;
+        const nav_link *lk = &m->links[l];
+        if ((o->excl >> lk->area) & 1u)
+            continue;
+        uint32_t to_poly = rev ? lk->start_poly : lk->end_poly;
+        if (!passable(o, to_poly))
+            continue;
+        const float *a = rev ? lk->end_on : lk->start_on;
+        const float *b = rev ? lk->start_on : lk->end_on;
+        uint32_t from;
+        uint32_t mark = o->nrecs;
+        double g = reach(o, nd, a[0], a[2], &from) + nav_dist3d(a, b);
+        uint32_t key = m->nverts + 2 * l + (rev ? 1u : 0u);
+        if (!isfinite(g) || !root_ok(o, key, g)) {
+            o->nrecs = mark; /* drop an unused bend record */
+            continue;
+        }
+        uint32_t ra = new_rec(o, R_LSTART, a[0], a[2], g - nav_dist3d(a, b), from, p);
+        if (ra == NAV_NONE)
+            return;
+        o->recs[ra].y = a[1];
+        uint32_t rb = new_rec(o, R_LEND, b[0], b[2], g, ra, to_poly);
+        if (rb == NAV_NONE)
+            return;
+        o->recs[rb].y = b[1];
+        o->recs[rb].key = key;
+        o->recs[rb].link = id;
+        double f = g + dist(b[0], b[2], o->tx, o->tz);
+        push_node(o, K_START, to_poly, NAV_NONE, rb, b[0], b[2], b[0], b[2], 0, f, nd->trail);
+    }
+}
+
+/* START / FULL: every edge but the entry edge is visible from the root. */
+static void expand_all(nav_optimal *o, const opt_node *nd) {
+    const nav_mesh *m = o->m;
+    uint32_t p = nd->poly, s = m->poly_start[p], n = nav_poly_nverts(m, p);
+    uint32_t skip = nd->entry == NAV_NONE ? n : local_of(m, p, nd->entry);
+    for (uint32_t j = 0; j < n; j++) {
+        if (j == skip || !passable(o, m->poly_nei[s + j]))
+            continue;
+        push_piece(o, p, j, 0, 1, nd->rec, nd->kind == K_START, nd->trail);
+    }
+}
+
+static void expand_normal(nav_optimal *o, const opt_node *nd) {
+    const nav_mesh *m = o->m;
+    uint32_t p = nd->poly, s = m->poly_start[p], n = nav_poly_nverts(m, p);
+    uint32_t e = local_of(m, p, nd->entry);
+    if (e == n)
+        return;
+    if (dominated(o, nd, e))
+        return;
+    record_edge(o, nd, e);
+    const opt_rec *r = &o->recs[nd->rec];
+    double rx = r->x, rz = r->z;
+    uint32_t rec = nd->rec;
+    /* far chain w_0 = v_{e+1} ... w_{n-1} = v_e runs from B's side to A's */
+    const float *w0 = nav_vert(m, m->poly_verts[s + (e + 1) % n]);
+    double sb0 = orient(rx, rz, nd->bx, nd->bz, w0[0], w0[2]);
+    double sa0 = orient(rx, rz, nd->ax, nd->az, w0[0], w0[2]);
+    for (uint32_t i = 0; i + 1 < n; i++) {
+        uint32_t j = (e + 1 + i) % n;
+        const float *w1 = nav_vert(m, m->poly_verts[s + (j + 1) % n]);
+        double sb1 = orient(rx, rz, nd->bx, nd->bz, w1[0], w1[2]);
+        double sa1 = orient(rx, rz, nd->ax, nd->az, w1[0], w1[2]);
+        if (passable(o, m->poly_nei[s + j])) {
+            double lo1, hi1, lo2, hi2;
+            /* observable: sB <= 0 and sA >= 0 */
+            if (lin_part(sb0, sb1, 0, &lo1, &hi1) && lin_part(-sa0, -sa1, 0, &lo2, &hi2)) {
+                double lo = lo1 > lo2 ? lo1 : lo2, hi = hi1 < hi2 ? hi1 : hi2;
+                if (lo < OPT_TEPS)
+                    lo = 0;
+                if (hi > 1 - OPT_TEPS)
+                    hi = 1;
+                if (hi - lo > OPT_TEPS)
+                    push_piece(o, p, j, lo, hi, rec, 0, nd->trail);
+            }
+            /* non-observable on B's side (sB > 0): bend at B */
+            if ((nd->flags & F_BVERT) && lin_part(sb0, sb1, 1, &lo1, &hi1) &&
+                hi1 - lo1 > OPT_TEPS) {
+                uint32_t br = turn_rec(o, p, (e + 1) % n, rec);
+                if (br != NAV_NONE)
+                    push_piece(o, p, j, lo1 < OPT_TEPS ? 0 : lo1, hi1 > 1 - OPT_TEPS ? 1 : hi1, br,
+                               0, nd->trail);
+            }
+            /* non-observable on A's side (sA < 0): bend at A */
+            if ((nd->flags & F_AVERT) && lin_part(-sa0, -sa1, 1, &lo1, &hi1) &&
+                hi1 - lo1 > OPT_TEPS) {
+                uint32_t ar = turn_rec(o, p, e, rec);
+                if (ar != NAV_NONE)
+                    push_piece(o, p, j, lo1 < OPT_TEPS ? 0 : lo1, hi1 > 1 - OPT_TEPS ? 1 : hi1, ar,
+                               0, nd->trail);
+            }
+        }
+        sb0 = sb1;
+        sa0 = sa1;
+    }
+}
+
+static int goal_index(const nav_optimal *o, uint32_t p) {
+    for (uint32_t i = 0; i < o->ngoal; i++)
+        if (o->goal[i] == p)
+            return (int)i;
+    return -1;
+}
+
+static void expand(nav_optimal *o, const opt_node *nd) {
+    o->ntc = 0;
+    if (goal_index(o, nd->poly) >= 0) {
+        /* the goal is in this convex polygon: the rest of this node's paths
+           can only be longer than the exact root -> interval -> goal path */
+        uint32_t from;
+        double g = reach(o, nd, o->tx, o->tz, &from);
+        if (isfinite(g))
+            push_node(o, K_GOAL, nd->poly, NAV_NONE, from, 0, 0, 0, 0, 0, g, nd->trail);
+        return;
+    }
+    expand_links(o, nd);
+    if (nd->kind == K_NORMAL)
+        expand_normal(o, nd);
+    else
+        expand_all(o, nd);
+}
+
+/* ---- setup ---- */
+
+nav_optimal *nav_optimal_new(uint32_t max_nodes) {
+    if (max_nodes == 0 || max_nodes > (UINT32_MAX / 4))
+        return NULL;
+    nav_optimal *o = calloc(1, sizeof *o);
+    if (!o)
+        return NULL;
+    o->cap = max_nodes;
+    o->rec_cap = max_nodes;
+    o->trail_cap = 2 * max_nodes;
+    o->nodes = malloc((size_t)o->cap * sizeof *o->nodes);
+    o->free_nodes = malloc((size_t)o->cap * sizeof *o->free_nodes);
+    o->heap = malloc((size_t)o->cap * sizeof *o->heap);
+    o->recs = malloc((size_t)o->rec_cap * sizeof *o->recs);
+    o->trail = malloc((size_t)o->trail_cap * sizeof *o->trail);
+    if (!o->nodes || !o->free_nodes || !o->heap || !o->recs || !o->trail) {
+        nav_optimal_free(o);
+        return NULL;
+    }
+    return o;
+}
+
+void nav_optimal_free(nav_optimal *o) {
+    if (!o)
+        return;
+    free(o->nodes);
+    free(o->free_nodes);
+    free(o->heap);
+    free(o->recs);
+    free(o->trail);
+    free(o->vtab);
+    free(o->ptab);
+    free(o->etab);
+    free(o);
+}
+
+/* Sizes the per-vertex and per-polygon tables for m (grow only) and starts
+   a new generation. */
+static int prepare(nav_optimal *o, const nav_mesh *m) {
+    uint64_t nv = (uint64_t)m->nverts + 2 * (uint64_t)m->nlinks;
+    if (nv > UINT32_MAX)
+        return 0;
+    if (nv > o->vtab_cap) {
+        opt_vstate *t = realloc(o->vtab, (size_t)nv * sizeof *t);
+        if (!t)
+            return 0;
+        memset(t + o->vtab_cap, 0, (size_t)(nv - o->vtab_cap) * sizeof *t);
+        o->vtab = t;
+        o->vtab_cap = (uint32_t)nv;
+    }
+    if (m->npolys > o->ptab_cap) {
+        opt_pstate *t = realloc(o->ptab, (size_t)m->npolys * sizeof *t);
+        if (!t)
+            return 0;
+        memset(t + o->ptab_cap, 0, (size_t)(m->npolys - o->ptab_cap) * sizeof *t);
+        o->ptab = t;
+        o->ptab_cap = m->npolys;
+    }
+    uint32_t ne = m->poly_start[m->npolys];
+    if (ne > o->etab_cap) {
+        opt_estate *t = realloc(o->etab, (size_t)ne * sizeof *t);
+        if (!t)
+            return 0;
+        memset(t + o->etab_cap, 0, (size_t)(ne - o->etab_cap) * sizeof *t);
+        o->etab = t;
+        o->etab_cap = ne;
+    }
+    if (++o->gen == 0) {
+        memset(o->vtab, 0, (size_t)o->vtab_cap * sizeof *o->vtab);
+        memset(o->ptab, 0, (size_t)o->ptab_cap * sizeof *o->ptab);
+        memset(o->etab, 0, (size_t)o->etab_cap * sizeof *o->etab);
+        o->gen = 1;
+    }
+    o->m = m;
+    o->nfree = o->nused = o->nheap = o->nrecs = o->ntrail = 0;
+    o->overflow = 0;
+    return 1;
+}
+
+/* Polygons that hold the goal on their boundary, reached from end_poly
+   through edges the goal lies on (a goal on an edge or vertex is "in" all of
+   them). goal_from gives the way back to end_poly for the corridor. */
+static void goal_set(nav_optimal *o, uint32_t end_poly) {
+    const nav_mesh *m = o->m;
+    double tol = 1e-6 * (1.0 + fmax(fabs(o->tx), fabs(o->tz)));
+    o->goal[0] = end_poly;
+    o->goal_from[0] = NAV_NONE;
+    o->ngoal = 1;
+    for (uint32_t i = 0; i < o->ngoal; i++) {
+        uint32_t p = o->goal[i], s = m->poly_start[p], n = nav_poly_nverts(m, p);
+        for (uint32_t j = 0; j < n; j++) {
+            uint32_t nb = m->poly_nei[s + j];
+            if (!passable(o, nb) || goal_index(o, nb) >= 0 || o->ngoal >= OPT_MAX_GOAL)
+                continue;
+            const float *a = nav_vert(m, m->poly_verts[s + j]);
+            const float *b = nav_vert(m, m->poly_verts[s + (j + 1) % n]);
+            double ex = (double)b[0] - a[0], ez = (double)b[2] - a[2];
+            double l2 = ex * ex + ez * ez;
+            double u = l2 > 0 ? ((o->tx - a[0]) * ex + (o->tz - a[2]) * ez) / l2 : 0;
+            u = u < 0 ? 0 : u > 1 ? 1 : u;
+            if (dist(a[0] + u * ex, a[2] + u * ez, o->tx, o->tz) > tol)
+                continue;
+            o->goal[o->ngoal] = nb;
+            o->goal_from[o->ngoal] = i;
+            o->ngoal++;
+        }
+    }
+}
+
+/* ---- result ---- */
+
+static void corner_pos(const nav_optimal *o, const opt_rec *r, float out[3]) {
+    out[0] = (float)r->x;
+    out[2] = (float)r->z;
+    if (!isnan(r->y)) {
+        out[1] = r->y;
+        return;
+    }
+    float y = 0;
+    if (nav_mesh_height(o->m, r->poly, out[0], out[2], &y) != NAV_OK)
+        y = 0;
+    out[1] = y;
+}
+
+/* Is record r a corner of the output? A bend that coincides with the next
+   corner in xz (a zero-length segment) is not. */
+static int emits(const opt_rec *r, double nx, double nz) {
+    if (r->kind != R_VERTEX && r->kind != R_TURN)
+        return 1;
+    return !(r->x == nx && r->z == nz);
+}
+
+static void fill_result(nav_optimal *o, const opt_node *gn, const float end[3], uint32_t end_poly,
+                        nav_path_result *res) {
+    /* corners: goal, then the root chain backwards */
+    uint32_t n = 1;
+    double nx = o->tx, nz = o->tz;
+    for (uint32_t r = gn->rec; r != NAV_NONE; r = o->recs[r].parent)
+        if (emits(&o->recs[r], nx, nz)) {
+            n++;
+            nx = o->recs[r].x;
+            nz = o->recs[r].z;
+        }
+    uint32_t idx = n - 1;
+    float prev[3] = {end[0], end[1], end[2]};
+    if (res->corners && idx < res->max_corners)
+        memcpy(&res->corners[3 * idx], prev, sizeof prev);
+    double len = 0;
+    nx = o->tx;
+    nz = o->tz;
+    for (uint32_t r = gn->rec; r != NAV_NONE; r = o->recs[r].parent) {
+        const opt_rec *rr = &o->recs[r];
+        if (!emits(rr, nx, nz))
+            continue;
+        nx = rr->x;
+        nz = rr->z;
+        float c[3];
+        corner_pos(o, rr, c);
+        len += nav_dist3d(c, prev);
+        memcpy(prev, c, sizeof c);
+        idx--;
+        if (res->corners && idx < res->max_corners)
+            memcpy(&res->corners[3 * idx], c, sizeof c);
+    }
+    res->ncorners = res->corners ? (n < res->max_corners ? n : res->max_corners) : 0;
+    if (n > res->ncorners)
+        res->flags |= NAV_PATH_TRUNCATED;
+    res->length = len;
+
+    /* links, in path order */
+    uint32_t nl = 0;
+    for (uint32_t r = gn->rec; r != NAV_NONE; r = o->recs[r].parent)
+        if (o->recs[r].kind == R_LEND)
+            nl++;
+    idx = nl;
+    for (uint32_t r = gn->rec; r != NAV_NONE; r = o->recs[r].parent)
+        if (o->recs[r].kind == R_LEND) {
+            idx--;
+            if (res->links && idx < res->max_links)
+                res->links[idx] = o->recs[r].link & ~NAV_LINK_REVERSE;
+        }
+    res->nlinks = res->links ? (nl < res->max_links ? nl : res->max_links) : 0;
+    if (nl > res->nlinks)
+        res->flags |= NAV_PATH_TRUNCATED;
+
+    /* corridor: the trail of expanded polygons, then the way from the
+       polygon the goal was seen from to end_poly */
+    uint32_t tail[OPT_MAX_GOAL], ntail = 0;
+    int gi = goal_index(o, gn->poly);
+    for (uint32_t i = gi < 0 ? NAV_NONE : o->goal_from[gi]; i != NAV_NONE; i = o->goal_from[i])
+        tail[ntail++] = o->goal[i];
+    uint32_t np = ntail;
+    for (uint32_t t = gn->trail; t != NAV_NONE; t = o->trail[t].parent)
+        np++;
+    uint32_t cap = res->polys ? res->max_polys : 0;
+    idx = np - ntail;
+    for (uint32_t t = gn->trail; t != NAV_NONE; t = o->trail[t].parent) {
+        idx--;
+        if (idx < cap)
+            res->polys[idx] = o->trail[t].poly;
+    }
+    for (uint32_t i = 0; i < ntail; i++)
+        if (np - ntail + i < cap)
+            res->polys[np - ntail + i] = tail[i];
+    res->npolys = np < cap ? np : cap;
+    if (np > res->npolys)
+        res->flags |= NAV_PATH_TRUNCATED;
+    (void)end_poly;
+}
+
+static int finite3(const float *p) {
+    return p && isfinite(p[0]) && isfinite(p[1]) && isfinite(p[2]);
+}
+
+nav_status nav_optimal_search(nav_optimal *o, const nav_mesh *m, uint32_t start_poly,
+                              const float start[3], uint32_t end_poly, const float end[3],
+                              uint64_t exclude_mask, uint32_t max_nodes, nav_path_result *res) {
+    if (!o || !m || !res || !finite3(start) || !finite3(end) || start_poly >= m->npolys ||
+        end_poly >= m->npolys)
+        return NAV_E_INVALID_ARG;
+    res->algorithm = NAV_ALGO_OPTIMAL;
+    res->ncorners = res->npolys = res->nlinks = res->nexpanded = 0;
+    res->nodes_expanded = 0;
+    res->length = 0;
+    if ((exclude_mask >> m->areas[start_poly]) & 1u || (exclude_mask >> m->areas[end_poly]) & 1u)
+        return NAV_E_NOT_FOUND;
+    if (!nav_mesh_reachable(m, start_poly, end_poly))
+        return NAV_E_NOT_FOUND;
+    if (!prepare(o, m))
+        return NAV_E_NOMEM;
+    o->excl = exclude_mask;
+    o->tx = end[0];
+    o->tz = end[2];
+    goal_set(o, end_poly);
+    uint32_t budget = (max_nodes == 0 || max_nodes > o->cap) ? o->cap : max_nodes;
+
+    uint32_t sr = new_rec(o, R_START, start[0], start[2], 0, NAV_NONE, start_poly);
+    o->recs[sr].y = start[1];
+    push_node(o, K_START, start_poly, NAV_NONE, sr, start[0], start[2], start[0], start[2], 0,
+              dist(start[0], start[2], o->tx, o->tz), NAV_NONE);
+
+    uint32_t expanded = 0;
+    while (o->nheap > 0) {
+        uint32_t ni = heap_pop(o);
+        opt_node nd = o->nodes[ni];
+        o->free_nodes[o->nfree++] = ni;
+        if (nd.kind == K_GOAL) {
+            res->nodes_expanded = expanded;
+            fill_result(o, &nd, end, end_poly, res);
+            return NAV_OK;
+        }
+        /* follow chains of single successors without the open list */
+        for (;;) {
+            if (root_dominated(o, &o->recs[nd.rec]))
+                break;
+            if (expanded >= budget) {
+                res->nodes_expanded = expanded;
+                return NAV_E_LIMIT;
+            }
+            expanded++;
+            if (res->expanded && res->nexpanded < res->max_expanded)
+                res->expanded[res->nexpanded++] = nd.poly;
+            o->npushed = 0;
+            expand(o, &nd);
+            if (o->overflow) {
+                res->nodes_expanded = expanded;
+                return NAV_E_LIMIT;
+            }
+            if (o->npushed != 1 || o->nodes[o->last_pushed].kind == K_GOAL ||
+                o->heap[0].node != o->last_pushed)
+                break;
+            /* the only successor is also the best open node: take it now */
+            ni = heap_pop(o);
+            nd = o->nodes[ni];
+            o->free_nodes[o->nfree++] = ni;
+        }
+    }
+    res->nodes_expanded = expanded;
+    return NAV_E_NOT_FOUND;
+}

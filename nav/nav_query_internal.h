@@ -1,0 +1,111 @@
+/*
+ * nav_query_internal: what nav_query.c shares with nav_reach.c and
+ * nav_cache.c (nav/ only, not a public header).
+ *
+ * Owns the layout of the per-thread query scratch (node pool, binary heap,
+ * polygon -> node hash with generation stamps so a reset is O(1)) and the
+ * corridor representation that the string puller and the path cache share:
+ * a polygon sequence plus, per step, how the polygon was entered (an edge
+ * portal or an off-mesh link).
+ */
+#ifndef NAV_QUERY_INTERNAL_H
+#define NAV_QUERY_INTERNAL_H
+
+#include <stdint.h>
+
+#include "nav/nav_internal.h"
+#include "nav/nav_optimal.h"
+#include "nav/nav_query.h"
+
+/* A search node: one per polygon per search. */
+typedef struct nav_node {
+    double g;         /* cost from the start to pos */
+    double f;         /* g + heuristic */
+    float pos[3];     /* where the search entered the polygon */
+    uint32_t poly;    /* polygon id */
+    uint32_t parent;  /* node index, NAV_NONE for the start */
+    uint32_t via;     /* NAV_NONE: entered through an edge; else link id | NAV_LINK_REVERSE */
+    uint32_t heap_at; /* index in the heap, NAV_NONE when not open */
+    uint32_t next;    /* hash chain */
+    uint8_t closed;
+} nav_node;
+
+struct nav_query {
+    uint32_t max_nodes; /* pool size */
+    nav_node *nodes;
+    uint32_t nnodes;
+    uint32_t *heap; /* node indices, min-heap on f */
+    uint32_t nheap;
+    /* polygon -> node: chained hash; a bucket is valid only when its stamp
+       equals `gen`, so resetting is gen++ (no clearing per search). */
+    uint32_t hash_mask;
+    uint32_t *bucket_first;
+    uint32_t *bucket_gen;
+    uint32_t gen;
+    /* corridor scratch (max_nodes entries each) */
+    uint32_t *corr_polys;
+    uint32_t *corr_via;
+    uint32_t corr_n; /* length of the corridor the last corridor search produced, 0 if none */
+    /* spatial query scratch for the closest reachable point */
+    uint32_t *box;
+    uint32_t box_cap;
+    nav_optimal *opt;
+};
+
+/* Empties the pool, heap and hash (O(1)). */
+void nav_q_reset(nav_query *q);
+/* Node for poly, or NAV_NONE. */
+uint32_t nav_q_find(const nav_query *q, uint32_t poly);
+/* New node for poly (must not exist), or NAV_NONE when the pool is full. */
+uint32_t nav_q_add(nav_query *q, uint32_t poly);
+void nav_q_push(nav_query *q, uint32_t node);
+/* Re-sorts an open node whose f decreased. */
+void nav_q_decrease(nav_query *q, uint32_t node);
+uint32_t nav_q_pop(nav_query *q);
+
+/* The filter the request means (NULL -> default) and its validation. */
+nav_status nav_filter_check(const nav_filter *f);
+
+/* Minimum cost multiplier over non-excluded areas (the heuristic's weight). */
+double nav_filter_min_cost(const nav_filter *f);
+
+static inline int nav_filter_passable(const nav_filter *f, uint8_t area) {
+    return ((f->exclude_mask >> area) & 1u) == 0;
+}
+
+/* The shared edge of polygons a and b as a portal: left and right seen
+   when moving from a into b (consecutive collinear edges shared with b are
+   merged). Returns 0 when they share no edge. */
+int nav_portal(const nav_mesh *m, uint32_t a, uint32_t b, float left[3], float right[3]);
+
+/*
+ * String pulling of a corridor: polys[0..n) with via[i] telling how polys[i]
+ * was entered (NAV_NONE = through the shared edge with polys[i - 1], else a
+ * link id | NAV_LINK_REVERSE when taken backwards; via[0] is ignored).
+ * Writes corners (first = start, last = end), polys, links, length and may
+ * set NAV_PATH_TRUNCATED; leaves the other fields alone. Returns
+ * NAV_E_INVALID_ARG when two consecutive polygons share no portal.
+ */
+nav_status nav_string_pull(const nav_mesh *m, const uint32_t *polys, const uint32_t *via,
+                           uint32_t n, const float start[3], const float end[3],
+                           nav_path_result *res);
+
+/* A path request after validation (and, once snapped, its polygons). */
+typedef struct nav_path_prep {
+    nav_filter filter; /* the request's, or the default */
+    uint32_t budget;   /* max_nodes clamped to the pool */
+    nav_algo algo;     /* resolved: OPTIMAL or CORRIDOR */
+    uint32_t sp, ep;   /* snapped polygons (NAV_NONE before nav_path_snap) */
+    float spt[3], ept[3];
+} nav_path_prep;
+
+/* nav_find_path in three steps, so the cache can look up between them:
+   validate (clears res), snap (fills res start/end and polygons), run. */
+nav_status nav_path_validate(const nav_query *q, const nav_mesh *m, const nav_path_request *req,
+                             nav_path_result *res, nav_path_prep *prep);
+nav_status nav_path_snap(const nav_mesh *m, const nav_path_request *req, nav_path_prep *prep,
+                         nav_path_result *res);
+nav_status nav_path_run(nav_query *q, const nav_mesh *m, const nav_path_prep *prep,
+                        nav_path_result *res);
+
+#endif

@@ -1,0 +1,150 @@
+/*
+ * nav_reach: the polygons a path from a point can enter within a cost
+ * budget (nav_reach_cost), by a bounded Dijkstra over polygons.
+ *
+ * Cost model (documented for the README): each polygon is entered at one
+ * point, the closest point (3-D) of its entry portal to the point where its
+ * parent was entered; entering costs the 3-D distance between those points
+ * times the area cost of the parent polygon (the one walked through). An
+ * off-mesh link costs the walk to its start plus its 3-D length times its
+ * own area cost, and enters at its end. The start polygon always costs 0.
+ * Closest-point hops are a cheap under-estimate of walking inside each
+ * polygon, so a polygon is reported when the real walk could plausibly be
+ * within budget; it is a Dijkstra on these costs, not a geodesic oracle.
+ */
+#include <float.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nav/nav_query_internal.h"
+
+/* Closest point of segment [a, b] to p, in 3-D. */
+static void closest_on_segment(const float *p, const float *a, const float *b, float out[3]) {
+    double ab[3], ap[3], d = 0, t = 0;
+    for (int k = 0; k < 3; k++) {
+        ab[k] = (double)b[k] - a[k];
+        ap[k] = (double)p[k] - a[k];
+        d += ab[k] * ab[k];
+        t += ab[k] * ap[k];
+    }
+    t = d > 0 ? t / d : 0;
+    if (t < 0)
+        t = 0;
+    if (t > 1)
+        t = 1;
+    for (int k = 0; k < 3; k++)
+        out[k] = (float)(a[k] + t * ab[k]);
+}
+
+static void reach_relax(nav_query *q, uint32_t parent, uint32_t poly, const float pos[3], double g,
+                        int *full) {
+    uint32_t n = nav_q_find(q, poly);
+    if (n == NAV_NONE) {
+        n = nav_q_add(q, poly);
+        if (n == NAV_NONE) {
+            *full = 1;
+            return;
+        }
+    } else if (q->nodes[n].closed || g >= q->nodes[n].g) {
+        return;
+    }
+    nav_node *nd = &q->nodes[n];
+    nd->g = nd->f = g;
+    nd->parent = parent;
+    memcpy(nd->pos, pos, sizeof(nd->pos));
+    if (nd->heap_at == NAV_NONE)
+        nav_q_push(q, n);
+    else
+        nav_q_decrease(q, n);
+}
+
+static int cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+nav_status nav_reach_cost(nav_query *q, const nav_mesh *m, uint32_t start_poly,
+                          const float start[3], double max_cost, const nav_filter *filter,
+                          uint32_t *polys, uint32_t max, uint32_t *npolys, double *area,
+                          bool *truncated) {
+    if (npolys)
+        *npolys = 0;
+    if (area)
+        *area = 0;
+    if (truncated)
+        *truncated = false;
+    if (!q || !m || !start || !npolys || !area || !truncated || (max && !polys))
+        return NAV_E_INVALID_ARG;
+    if (start_poly >= m->npolys || !isfinite(max_cost) || max_cost < 0)
+        return NAV_E_INVALID_ARG;
+    for (int k = 0; k < 3; k++)
+        if (!isfinite(start[k]))
+            return NAV_E_INVALID_ARG;
+    nav_filter fdef;
+    if (!filter) {
+        nav_filter_default(&fdef);
+        filter = &fdef;
+    } else if (nav_filter_check(filter) != NAV_OK) {
+        return NAV_E_INVALID_ARG;
+    }
+    if (!nav_filter_passable(filter, m->areas[start_poly]))
+        return NAV_E_OFF_MESH;
+
+    nav_q_reset(q);
+    uint32_t s = nav_q_add(q, start_poly);
+    memcpy(q->nodes[s].pos, start, sizeof(float) * 3);
+    nav_q_push(q, s);
+    int full = 0;
+    while (q->nheap > 0) {
+        uint32_t ni = nav_q_pop(q);
+        q->nodes[ni].closed = 1;
+        uint32_t poly = q->nodes[ni].poly;
+        float pos[3];
+        memcpy(pos, q->nodes[ni].pos, sizeof(pos));
+        double g0 = q->nodes[ni].g;
+        double c = filter->area_cost[m->areas[poly]];
+        uint32_t base = m->poly_start[poly], nv = nav_poly_nverts(m, poly);
+        for (uint32_t e = 0; e < nv; e++) {
+            uint32_t nb = m->poly_nei[base + e];
+            if (nb == NAV_NONE || !nav_filter_passable(filter, m->areas[nb]))
+                continue;
+            float p[3];
+            closest_on_segment(pos, nav_poly_vert(m, poly, e), nav_poly_vert(m, poly, e + 1), p);
+            double g = g0 + nav_dist3d(pos, p) * c;
+            if (g <= max_cost)
+                reach_relax(q, ni, nb, p, g, &full);
+        }
+        for (uint32_t k = m->link_out_start[poly]; k < m->link_out_start[poly + 1]; k++) {
+            uint32_t lid = m->link_out[k] & ~NAV_LINK_REVERSE;
+            int rev = (m->link_out[k] & NAV_LINK_REVERSE) != 0;
+            const nav_link *l = &m->links[lid];
+            uint32_t to = rev ? l->start_poly : l->end_poly;
+            if (to == NAV_NONE || !nav_filter_passable(filter, l->area) ||
+                !nav_filter_passable(filter, m->areas[to]))
+                continue;
+            const float *from_on = rev ? l->end_on : l->start_on;
+            const float *to_on = rev ? l->start_on : l->end_on;
+            double g = g0 + nav_dist3d(pos, from_on) * c +
+                       nav_dist3d(from_on, to_on) * filter->area_cost[l->area];
+            if (g <= max_cost)
+                reach_relax(q, ni, to, to_on, g, &full);
+        }
+    }
+    /* Every node ever added had g <= max_cost and, the heap being empty,
+       is closed with its final cost. Sort all of them so a truncated answer
+       is the lowest ids, not an accident of the search order. */
+    for (uint32_t i = 0; i < q->nnodes; i++)
+        q->corr_polys[i] = q->nodes[i].poly;
+    qsort(q->corr_polys, q->nnodes, sizeof(uint32_t), cmp_u32);
+    uint32_t written = q->nnodes < max ? q->nnodes : max;
+    if (written)
+        memcpy(polys, q->corr_polys, sizeof(uint32_t) * written);
+    if (full || q->nnodes > max)
+        *truncated = true;
+    double sum = 0;
+    for (uint32_t i = 0; i < written; i++)
+        sum += m->poly_area[polys[i]];
+    *npolys = written;
+    *area = sum;
+    return NAV_OK;
+}

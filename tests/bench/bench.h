@@ -1,0 +1,20 @@
+/*
+ * bench: the `make bench` runner (build/bench_navd). bench_main.c owns
+ * main(); other helpers' bench files add one entry function each, declared
+ * here and called from main only when linked (weak references), so the
+ * runner builds before they land.
+ */
+#ifndef BENCH_H
+#define BENCH_H
+
+#include <stdint.h>
+
+/* Monotonic clock in seconds. */
+double bench_now(void);
+
+/* Optimal search figures (tests/bench/bench_optimal.c, optimal helper). */
+void bench_optimal(void) __attribute__((weak));
+/* Steering figures (tests/bench/bench_steer.c, steering helper). */
+void bench_steer(void) __attribute__((weak));
+
+#endif

@@ -1,0 +1,466 @@
+/*
+ * bench_main: the `make bench` runner. Prints figures and ratios (never
+ * asserts on time):
+ * - nav/ in-process, uncached path queries (both snaps + search + string
+ *   pulling) on the shared Recast meshes, against the reference figure of
+ *   ~5 us/query (Detour on this machine class), corridor vs AUTO;
+ * - a generated large mesh (fx_random 320 x 320 with holes and islands):
+ *   us/query for short, medium and cross-map paths, bytes per polygon,
+ *   build and (deserialize) load time;
+ * - the path cache on "many agents converging on a few targets": hit rate
+ *   and speed-up over uncached;
+ * - HTTP against the real binary (NAVD_BIN) with a small keep-alive load
+ *   generator (several connections, one thread each): requests/s of
+ *   GET /health, cached POST path and uncached POST path, and the ratio
+ *   cached-path / health (target >= 0.7);
+ * - then the optimal and steering helpers' bench functions when linked.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "nav/nav_cache.h"
+#include "nav/nav_internal.h"
+#include "nav/nav_query.h"
+#include "tests/bench/bench.h"
+#include "tests/bench/mesh_json.h"
+#include "tests/test_fixtures.h"
+#include "tests/test_http.h"
+
+#define REF_US_PER_QUERY 5.0
+
+double bench_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static const char *const SHARED[] = {"dungeon", "nav_test", "undulating"};
+
+typedef struct pbuf {
+    float corners[3 * 1024];
+    uint32_t polys[4096];
+    uint32_t links[64];
+    nav_path_result res;
+} pbuf;
+
+static void pbuf_init(pbuf *b) {
+    memset(&b->res, 0, sizeof(b->res));
+    b->res.corners = b->corners;
+    b->res.max_corners = 1024;
+    b->res.polys = b->polys;
+    b->res.max_polys = 4096;
+    b->res.links = b->links;
+    b->res.max_links = 64;
+}
+
+/* ---------------------------------------------------------------- shared meshes */
+
+static double time_queries(nav_query *q, const nav_mesh *m, const mj_query *qs, uint32_t n,
+                           nav_algo algo, int reps, pbuf *b) {
+    double t0 = bench_now();
+    for (int r = 0; r < reps; r++) {
+        for (uint32_t i = 0; i < n; i++) {
+            nav_path_request req = {.extents = {2, 4, 2}, .algorithm = algo};
+            memcpy(req.start, qs[i].start, sizeof(req.start));
+            memcpy(req.end, qs[i].end, sizeof(req.end));
+            b->res.ncorners = 0;
+            nav_find_path(q, m, &req, &b->res);
+        }
+    }
+    return (bench_now() - t0) * 1e6 / ((double)n * reps);
+}
+
+static void bench_shared(void) {
+    printf("\n== nav/ in-process, uncached (snap both + search + string pull), reference Detour "
+           "~%.1f us/query\n",
+           REF_US_PER_QUERY);
+    nav_query *q = nav_query_new(65536);
+    pbuf *b = malloc(sizeof(*b));
+    pbuf_init(b);
+    for (size_t k = 0; k < sizeof(SHARED) / sizeof(SHARED[0]); k++) {
+        char file[128];
+        /* fx_shared_mesh_path returns a static buffer: use each path at once */
+        snprintf(file, sizeof(file), "%s.navmesh.json", SHARED[k]);
+        const char *mp = fx_shared_mesh_path(file);
+        if (!mp) {
+            printf("  ../shared absent: skipping %s\n", SHARED[k]);
+            continue;
+        }
+        nav_mesh *m = mj_load(mp);
+        snprintf(file, sizeof(file), "%s.queries.json", SHARED[k]);
+        const char *qp = fx_shared_mesh_path(file);
+        uint32_t n = 0;
+        mj_query *qs = qp ? mj_queries(qp, &n) : NULL;
+        if (!m || !qs) {
+            printf("  %s: cannot load\n", SHARED[k]);
+            nav_mesh_free(m);
+            free(qs);
+            continue;
+        }
+        time_queries(q, m, qs, n, NAV_ALGO_CORRIDOR, 1, b); /* warm up */
+        double uc = time_queries(q, m, qs, n, NAV_ALGO_CORRIDOR, 5, b);
+        double ua = time_queries(q, m, qs, n, NAV_ALGO_AUTO, 5, b);
+        printf("  %-10s %3u polys: corridor %6.2f us/query (ours/ref %.2f), AUTO %6.2f us/query "
+               "(ours/ref %.2f), AUTO/corridor %.2f\n",
+               SHARED[k], nav_mesh_polygon_count(m), uc, uc / REF_US_PER_QUERY, ua,
+               ua / REF_US_PER_QUERY, ua / uc);
+        free(qs);
+        nav_mesh_free(m);
+    }
+    free(b);
+    nav_query_free(q);
+}
+
+/* ---------------------------------------------------------------- large mesh */
+
+static uint32_t random_point(const nav_mesh *m, uint32_t *rng, float out[3]) {
+    uint32_t p = fx_rand(rng) % m->npolys;
+    uint32_t n = nav_poly_nverts(m, p);
+    uint32_t k = 1 + fx_rand(rng) % (n - 2);
+    const float *a = nav_poly_vert(m, p, 0), *bb = nav_poly_vert(m, p, k),
+                *c = nav_poly_vert(m, p, k + 1);
+    float u = fx_randf(rng), v = fx_randf(rng);
+    if (u + v > 1) {
+        u = 1 - u;
+        v = 1 - v;
+    }
+    for (int i = 0; i < 3; i++)
+        out[i] = a[i] + u * (bb[i] - a[i]) + v * (c[i] - a[i]);
+    return p;
+}
+
+static void bench_band(nav_query *q, const nav_mesh *m, const char *name, double dmin, double dmax,
+                       int npairs, pbuf *b) {
+    uint32_t rng = 12345u + (uint32_t)dmin;
+    nav_path_request *reqs = calloc((size_t)npairs, sizeof(*reqs));
+    int n = 0;
+    for (int tries = 0; n < npairs && tries < npairs * 2000; tries++) {
+        float s[3], e[3];
+        uint32_t ps = random_point(m, &rng, s), pe = random_point(m, &rng, e);
+        double d = nav_dist2d(s, e);
+        if (d < dmin || d > dmax || !nav_mesh_reachable(m, ps, pe))
+            continue;
+        nav_path_request r = {.extents = {0.5f, 1, 0.5f}, .algorithm = NAV_ALGO_AUTO};
+        memcpy(r.start, s, sizeof(s));
+        memcpy(r.end, e, sizeof(e));
+        reqs[n++] = r;
+    }
+    for (int algo = 0; algo < 2; algo++) {
+        double t0 = bench_now(), len = 0, nodes = 0;
+        int partial = 0;
+        for (int i = 0; i < n; i++) {
+            reqs[i].algorithm = algo ? NAV_ALGO_AUTO : NAV_ALGO_CORRIDOR;
+            nav_find_path(q, m, &reqs[i], &b->res);
+            len += b->res.length;
+            nodes += b->res.nodes_expanded;
+            partial += (b->res.flags & 3) != 0;
+        }
+        double us = (bench_now() - t0) * 1e6 / (n ? n : 1);
+        printf("  %-9s (%3.0f-%4.0f m, %3d pairs) %-8s %9.1f us/query, mean length %7.1f m, "
+               "mean nodes %8.0f, partial %d\n",
+               name, dmin, dmax, n, algo ? "AUTO" : "corridor", us, n ? len / n : 0,
+               n ? nodes / n : 0, partial);
+    }
+    free(reqs);
+}
+
+static void bench_large(void) {
+    printf("\n== generated large mesh (fx_random 320 x 320, holes 20%%, islands)\n");
+    fx_random_opts o = fx_random_defaults();
+    o.width = 320;
+    o.height = 320;
+    o.cell = 1.0f;
+    o.hole_ratio = 0.2f;
+    o.triangulate = 1;
+    o.islands = 1;
+    double t0 = bench_now();
+    nav_mesh *m = fx_random(2024, &o);
+    double tb = bench_now() - t0;
+    uint32_t np = nav_mesh_polygon_count(m);
+    size_t mem = nav_mesh_memory(m);
+    uint8_t *blob = NULL;
+    size_t blen = 0;
+    double tl = 0;
+    if (nav_mesh_serialize(m, &blob, &blen) == NAV_OK) {
+        nav_mesh *m2 = NULL;
+        nav_error err;
+        t0 = bench_now();
+        nav_mesh_deserialize(blob, blen, &m2, &err);
+        tl = bench_now() - t0;
+        nav_mesh_free(m2);
+        free(blob);
+    }
+    printf("  %u polygons, %u components, %.1f bytes/polygon (%.1f MiB), build (generate + "
+           "nav_mesh_build) %.1f ms, load (deserialize %.1f MiB) %.1f ms\n",
+           np, nav_mesh_component_count(m), (double)mem / np, mem / 1048576.0, tb * 1e3,
+           blen / 1048576.0, tl * 1e3);
+    nav_query *q = nav_query_new(1u << 18);
+    pbuf *b = malloc(sizeof(*b));
+    pbuf_init(b);
+    bench_band(q, m, "short", 2, 10, 400, b);
+    bench_band(q, m, "medium", 40, 80, 200, b);
+    bench_band(q, m, "cross-map", 250, 1000, 40, b);
+    free(b);
+    nav_query_free(q);
+    nav_mesh_free(m);
+}
+
+/* ---------------------------------------------------------------- cache workload */
+
+static void bench_cache(void) {
+    printf("\n== path cache: many agents converging on a few targets\n");
+    const char *mp = fx_shared_mesh_path("undulating.navmesh.json");
+    nav_mesh *m = mp ? mj_load(mp) : NULL;
+    const char *mesh_name = "undulating";
+    if (!m) {
+        m = fx_random(77, NULL);
+        mesh_name = "fx_random(77)";
+    }
+    enum { AGENTS = 1000, TARGETS = 4, TICKS = 40 };
+    const float step = 1.5f; /* metres per tick */
+    uint32_t rng = 4242;
+    float pos[AGENTS][3], targets[TARGETS][3];
+    for (int t = 0; t < TARGETS; t++)
+        random_point(m, &rng, targets[t]);
+    for (int a = 0; a < AGENTS; a++)
+        random_point(m, &rng, pos[a]);
+    size_t nreq = (size_t)AGENTS * TICKS;
+    nav_path_request *reqs = calloc(nreq, sizeof(*reqs));
+    nav_query *q = nav_query_new(65536);
+    pbuf *b = malloc(sizeof(*b));
+    pbuf_init(b);
+    nav_cache *c = nav_cache_new(64u << 20, 16);
+    /* Simulate with the reuse entry point (what steering uses), recording
+       every request; then replay the same requests through each variant. */
+    size_t k = 0;
+    for (int tick = 0; tick < TICKS; tick++) {
+        for (int a = 0; a < AGENTS; a++) {
+            nav_path_request r = {.extents = {2, 4, 2}, .algorithm = NAV_ALGO_AUTO};
+            memcpy(r.start, pos[a], sizeof(r.start));
+            memcpy(r.end, targets[a % TARGETS], sizeof(r.end));
+            reqs[k++] = r;
+            nav_cache_result o;
+            if (nav_find_path_reuse(q, c, m, &r, &b->res, &o) != NAV_OK || b->res.ncorners < 2)
+                continue;
+            const float *n1 = &b->corners[3];
+            double d = nav_dist3d(pos[a], n1);
+            double f = d <= step ? 1.0 : step / d;
+            for (int i = 0; i < 3; i++)
+                pos[a][i] = (float)(pos[a][i] + f * (n1[i] - pos[a][i]));
+        }
+    }
+    nav_cache_free(c);
+    const char *names[] = {"uncached", "nav_find_path_cached (path endpoint)",
+                           "nav_find_path_reuse (steering)"};
+    double base = 0;
+    for (int v = 0; v < 3; v++) {
+        nav_cache *cc = v ? nav_cache_new(64u << 20, 16) : NULL;
+        double t0 = bench_now();
+        for (size_t i = 0; i < nreq; i++) {
+            nav_cache_result o;
+            if (v == 0)
+                nav_find_path(q, m, &reqs[i], &b->res);
+            else if (v == 1)
+                nav_find_path_cached(q, cc, m, &reqs[i], &b->res, &o);
+            else
+                nav_find_path_reuse(q, cc, m, &reqs[i], &b->res, &o);
+        }
+        double us = (bench_now() - t0) * 1e6 / nreq;
+        if (v == 0) {
+            base = us;
+            printf("  %s, %d agents, %d targets, %d ticks (%zu requests): %-38s %6.2f us/query\n",
+                   mesh_name, AGENTS, TARGETS, TICKS, nreq, names[v], us);
+        } else {
+            nav_cache_stats s;
+            nav_cache_stats_get(cc, &s);
+            printf("  %-38s %6.2f us/query, hit rate %5.1f%% (corridor reuse %5.1f%%), speed-up "
+                   "%.2fx, %llu entries, %.1f KiB\n",
+                   names[v], us, 100.0 * s.hits / (s.hits + s.misses),
+                   100.0 * s.corridor_hits / (s.hits + s.misses), base / us,
+                   (unsigned long long)s.entries, s.bytes / 1024.0);
+        }
+        nav_cache_free(cc);
+    }
+    free(b);
+    free(reqs);
+    nav_query_free(q);
+    nav_mesh_free(m);
+}
+
+/* ---------------------------------------------------------------- HTTP */
+
+typedef struct load_arg {
+    int port;
+    const char *method, *path;
+    char **bodies;
+    int nbodies;
+    double seconds;
+    long ok, fail;
+    int offset;
+} load_arg;
+
+static void *load_thread(void *p) {
+    load_arg *a = p;
+    th_conn c;
+    if (th_connect(&c, a->port) != 0) {
+        a->fail++;
+        return NULL;
+    }
+    double end = bench_now() + a->seconds;
+    int i = a->offset;
+    while (bench_now() < end) {
+        const char *body = a->bodies ? a->bodies[i++ % a->nbodies] : NULL;
+        th_response r;
+        memset(&r, 0, sizeof(r));
+        int rc = th_conn_request(&c, a->method, a->path, body ? "application/json" : NULL, body,
+                                 body ? strlen(body) : 0, NULL, &r);
+        if (rc == 0 && r.status == 200) {
+            a->ok++;
+        } else {
+            a->fail++;
+            th_response_free(&r);
+            th_close(&c);
+            if (th_connect(&c, a->port) != 0)
+                break;
+            continue;
+        }
+        th_response_free(&r);
+    }
+    th_close(&c);
+    return NULL;
+}
+
+static double run_load(int port, int conns, const char *method, const char *path, char **bodies,
+                       int nbodies, double seconds, long *fails) {
+    pthread_t th[16];
+    load_arg args[16];
+    for (int i = 0; i < conns; i++) {
+        args[i] = (load_arg){port, method, path, bodies, nbodies, seconds, 0, 0, i * 7};
+        pthread_create(&th[i], NULL, load_thread, &args[i]);
+    }
+    long ok = 0, fail = 0;
+    for (int i = 0; i < conns; i++) {
+        pthread_join(th[i], NULL);
+        ok += args[i].ok;
+        fail += args[i].fail;
+    }
+    *fails = fail;
+    return ok / seconds;
+}
+
+static void bench_http(void) {
+    printf("\n== HTTP, keep-alive, load generator in tests/bench (one thread per connection)\n");
+    const char *p1 = fx_shared_mesh_path("dungeon.navmesh.json");
+    char *mp = p1 ? strdup(p1) : NULL;
+    const char *p2 = fx_shared_mesh_path("dungeon.queries.json");
+    char *qp = p2 ? strdup(p2) : NULL;
+    if (!mp || !qp) {
+        printf("  ../shared absent: skipped\n");
+        free(mp);
+        free(qp);
+        return;
+    }
+    th_server s;
+    if (th_start(&s, NULL, NULL) != 0) {
+        printf("  navd did not start (NAVD_BIN=%s): skipped\n",
+               getenv("NAVD_BIN") ? getenv("NAVD_BIN") : "unset");
+        th_cleanup(&s);
+        free(mp);
+        free(qp);
+        return;
+    }
+    size_t mlen;
+    char *mesh = fx_read_file(mp, &mlen);
+    th_response r;
+    memset(&r, 0, sizeof(r));
+    int put = th_request(s.port, "PUT", "/v1/navmeshes/dungeon", "application/json", mesh, mlen,
+                         NULL, &r);
+    int put_status = r.status;
+    th_response_free(&r);
+    free(mesh);
+    uint32_t nq;
+    mj_query *qs = mj_queries(qp, &nq);
+    enum { NB = 256 };
+    char *cached[NB], *uncached[NB];
+    for (int i = 0; i < NB; i++) {
+        const mj_query *x = &qs[i % nq];
+        char buf[512];
+        snprintf(buf, sizeof(buf), "{\"start\":[%.9g,%.9g,%.9g],\"end\":[%.9g,%.9g,%.9g]%s}",
+                 x->start[0], x->start[1], x->start[2], x->end[0], x->end[1], x->end[2], "");
+        cached[i] = strdup(buf);
+        snprintf(buf, sizeof(buf),
+                 "{\"start\":[%.9g,%.9g,%.9g],\"end\":[%.9g,%.9g,%.9g],\"cache\":false}",
+                 x->start[0], x->start[1], x->start[2], x->end[0], x->end[1], x->end[2]);
+        uncached[i] = strdup(buf);
+    }
+    free(qs);
+    free(mp);
+    free(qp);
+    memset(&r, 0, sizeof(r));
+    th_json(s.port, "POST", "/v1/navmeshes/dungeon/path", cached[0], &r);
+    int path_status = r.status;
+    th_response_free(&r);
+    if (put != 0 || put_status / 100 != 2 || path_status != 200) {
+        printf("  PUT mesh -> %d, POST path -> %d: path endpoint not available, skipped\n",
+               put_status, path_status);
+    } else {
+        const int conns = 4, rounds = 6;
+        const double slice = 0.4;
+        long f1 = 0, f2 = 0, f3 = 0, f;
+        /* warm the cache with every cached body once */
+        for (int i = 0; i < NB; i++) {
+            memset(&r, 0, sizeof(r));
+            th_json(s.port, "POST", "/v1/navmeshes/dungeon/path", cached[i], &r);
+            th_response_free(&r);
+        }
+        /* Interleaved short slices, so load from other processes on the
+           machine hits the three cases alike and the ratios stay meaningful. */
+        double health = 0, hit = 0, miss = 0;
+        for (int k = 0; k < rounds; k++) {
+            health += run_load(s.port, conns, "GET", "/health", NULL, 0, slice, &f) / rounds;
+            f1 += f;
+            hit += run_load(s.port, conns, "POST", "/v1/navmeshes/dungeon/path", cached, NB, slice,
+                            &f) /
+                   rounds;
+            f2 += f;
+            miss += run_load(s.port, conns, "POST", "/v1/navmeshes/dungeon/path", uncached, NB,
+                             slice, &f) /
+                    rounds;
+            f3 += f;
+        }
+        double secs = rounds * slice;
+        printf("  %d connections, %.1f s each (interleaved slices): GET /health %.0f req/s; POST "
+               "path cached %.0f "
+               "req/s; POST path uncached (\"cache\": false) %.0f req/s; failures %ld/%ld/%ld\n",
+               conns, secs, health, hit, miss, f1, f2, f3);
+        printf("  ratio cached-path/health %.2f (target >= 0.7), uncached-path/health %.2f\n",
+               hit / health, miss / health);
+    }
+    for (int i = 0; i < NB; i++) {
+        free(cached[i]);
+        free(uncached[i]);
+    }
+    th_stop(&s);
+    th_cleanup(&s);
+}
+
+int main(void) {
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    printf("navd benchmarks (figures, not assertions)\n");
+    bench_shared();
+    bench_large();
+    bench_cache();
+    bench_http();
+    if (bench_optimal)
+        bench_optimal();
+    else
+        printf("\n(bench_optimal not linked yet)\n");
+    if (bench_steer)
+        bench_steer();
+    else
+        printf("\n(bench_steer not linked yet)\n");
+    return 0;
+}

@@ -1,0 +1,247 @@
+/*
+ * check_api_codec: data-driven tests of the request decoders (navmesh JSON
+ * and OBJ uploads, path / paths / nearest / raycast / reachable bodies).
+ *
+ * Each file tests/data/codec/<name>.case is one case:
+ *   # comment lines
+ *   @ <decoder> <expected code | ok> [fragment the error message must contain]
+ *   <the request body, verbatim, to the end of the file>
+ * Decoders: navmesh (JSON decode, then nav_mesh_build), obj (OBJ decode then
+ * build), path, paths (shared options, then every query in order: the first
+ * failure is the result), nearest, raycast, reachable. Add a case by adding
+ * a file; no code changes.
+ */
+#include <check.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api_codec.h"
+#include "api/api_json.h"
+#include "api/api_query_codec.h"
+#include "test_fixtures.h"
+
+#define CASE_DIR "tests/data/codec"
+#define MAX_CASES 512
+
+static char *case_names[MAX_CASES];
+static int ncases;
+
+static int cmp_str(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void list_cases(void) {
+    if (ncases)
+        return;
+    DIR *d = opendir(CASE_DIR);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) && ncases < MAX_CASES) {
+        size_t n = strlen(e->d_name);
+        if (n > 5 && strcmp(e->d_name + n - 5, ".case") == 0)
+            case_names[ncases++] = strdup(e->d_name);
+    }
+    closedir(d);
+    qsort(case_names, (size_t)ncases, sizeof case_names[0], cmp_str);
+}
+
+/* Runs `decoder` on body; returns the code and fills e. */
+static api_code run_decoder(const char *decoder, const char *body, size_t len, api_err *e) {
+    if (strcmp(decoder, "obj") == 0 || strcmp(decoder, "navmesh") == 0) {
+        api_mesh_doc doc;
+        api_code c;
+        if (strcmp(decoder, "obj") == 0) {
+            c = api_mesh_decode_obj(body, len, &doc, e);
+        } else {
+            json_t *j = api_json_parse(body, len, e);
+            if (!j)
+                return e->code;
+            c = api_mesh_decode_json(j, &doc, e);
+            json_decref(j);
+        }
+        if (c != API_OK)
+            return c;
+        nav_mesh *m = NULL;
+        nav_error ne = {0};
+        nav_status s = nav_mesh_build(&doc.in, NULL, &m, &ne);
+        api_mesh_doc_free(&doc);
+        nav_mesh_free(m);
+        if (s != NAV_OK)
+            return api_fail(e, api_code_from_nav(s), "%s", ne.message);
+        return API_OK;
+    }
+    json_t *j = api_json_parse(body, len, e);
+    if (!j)
+        return e->code;
+    api_code c = API_E_INTERNAL;
+    if (strcmp(decoder, "path") == 0) {
+        api_query_opts base;
+        api_query_opts_default(&base);
+        api_path_query q;
+        c = api_decode_path(j, "", &base, &q, e);
+    } else if (strcmp(decoder, "paths") == 0) {
+        api_query_opts base;
+        const json_t *queries;
+        c = api_decode_paths(j, &base, &queries, e);
+        for (size_t i = 0; c == API_OK && i < json_array_size(queries); i++) {
+            char where[32];
+            snprintf(where, sizeof where, "queries[%zu]", i);
+            api_path_query q;
+            c = api_decode_path(json_array_get(queries, i), where, &base, &q, e);
+        }
+    } else if (strcmp(decoder, "nearest") == 0) {
+        api_nearest_query q;
+        c = api_decode_nearest(j, &q, e);
+    } else if (strcmp(decoder, "raycast") == 0) {
+        api_path_query q;
+        c = api_decode_raycast(j, &q, e);
+    } else if (strcmp(decoder, "reachable") == 0) {
+        api_reach_query q;
+        c = api_decode_reachable(j, &q, e);
+    } else {
+        ck_abort_msg("unknown decoder '%s'", decoder);
+    }
+    json_decref(j);
+    return c;
+}
+
+START_TEST(codec_case) {
+    list_cases();
+    ck_assert_msg(_i < ncases, "case %d missing", _i);
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", CASE_DIR, case_names[_i]);
+    size_t len = 0;
+    char *text = fx_read_file(path, &len);
+    ck_assert_msg(text != NULL, "cannot read %s", path);
+    /* skip comments; the "@ " line holds the expectation */
+    char *p = text;
+    while (*p == '#')
+        p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p);
+    ck_assert_msg(strncmp(p, "@ ", 2) == 0, "%s: no '@ ' expectation line", path);
+    char *nl = strchr(p, '\n');
+    ck_assert_msg(nl != NULL, "%s: no body line", path);
+    *nl = '\0';
+    char decoder[32] = "", expect[48] = "";
+    int consumed = 0;
+    ck_assert_msg(sscanf(p + 2, "%31s %47s %n", decoder, expect, &consumed) >= 2,
+                  "%s: bad expectation line", path);
+    const char *fragment = p + 2 + consumed;
+    const char *body = nl + 1;
+    size_t body_len = len - (size_t)(body - text);
+
+    api_err e = {0};
+    api_code c = run_decoder(decoder, body, body_len, &e);
+    if (strcmp(expect, "ok") == 0) {
+        ck_assert_msg(c == API_OK, "%s: expected success, got %s: %s", case_names[_i],
+                      api_code_name(c), e.message);
+    } else {
+        ck_assert_msg(c != API_OK && strcmp(api_code_name(c), expect) == 0,
+                      "%s: expected %s, got %s (%s)", case_names[_i], expect, api_code_name(c),
+                      e.message);
+        ck_assert_msg(strstr(e.message, fragment) != NULL, "%s: message '%s' lacks '%s'",
+                      case_names[_i], e.message, fragment);
+    }
+    free(text);
+}
+END_TEST
+
+/* The table itself: every code has its contract HTTP status and name. */
+START_TEST(error_table) {
+    ck_assert_uint_eq(api_code_http(API_E_BAD_REQUEST), 400);
+    ck_assert_uint_eq(api_code_http(API_E_INVALID_JSON), 400);
+    ck_assert_uint_eq(api_code_http(API_E_UNAUTHORIZED), 401);
+    ck_assert_uint_eq(api_code_http(API_E_NOT_FOUND), 404);
+    ck_assert_uint_eq(api_code_http(API_E_METHOD_NOT_ALLOWED), 405);
+    ck_assert_uint_eq(api_code_http(API_E_PAYLOAD_TOO_LARGE), 413);
+    ck_assert_uint_eq(api_code_http(API_E_UNSUPPORTED_MEDIA_TYPE), 415);
+    ck_assert_uint_eq(api_code_http(API_E_INVALID_NAVMESH), 422);
+    ck_assert_uint_eq(api_code_http(API_E_POINT_OFF_MESH), 422);
+    ck_assert_uint_eq(api_code_http(API_E_INTERNAL), 500);
+    ck_assert_uint_eq(api_code_http(API_E_UNAVAILABLE), 503);
+    ck_assert_str_eq(api_code_name(API_E_UNSUPPORTED_MEDIA_TYPE), "unsupported_media_type");
+    ck_assert_int_eq(api_code_from_nav(NAV_E_OFF_MESH), API_E_POINT_OFF_MESH);
+    ck_assert_int_eq(api_code_from_nav(NAV_E_INVALID_MESH), API_E_INVALID_NAVMESH);
+    ck_assert_int_eq(api_code_from_nav(NAV_E_CORRUPT), API_E_INTERNAL);
+    ck_assert_int_eq(api_code_from_store(STORE_NOT_FOUND), API_E_NOT_FOUND);
+    ck_assert_int_eq(api_code_from_store(STORE_IO), API_E_UNAVAILABLE);
+}
+END_TEST
+
+/* RFC 3339 formatting, derived by hand: 1700000000123 ms = 2023-11-14 22:13:20.123 UTC
+   (1700000000 s / 86400 = 19675 days + 80000 s; day 19675 after 1970-01-01 is
+   2023-11-14; 80000 s = 22 h 13 min 20 s). */
+START_TEST(time_format) {
+    char buf[40];
+    api_format_time(1700000000123LL, buf, sizeof buf);
+    ck_assert_str_eq(buf, "2023-11-14T22:13:20.123Z");
+    api_format_time(0, buf, sizeof buf);
+    ck_assert_str_eq(buf, "1970-01-01T00:00:00.000Z");
+}
+END_TEST
+
+/* Output keeps 9 significant digits: a float32 near 5000 round-trips. */
+START_TEST(number_precision) {
+    float v[3] = {5000.00049f, -0.1f, 123456.789f};
+    json_t *j = api_json_vec3(v);
+    size_t len;
+    char *s = api_json_dump(j, &len);
+    json_t *back = json_loads(s, 0, NULL);
+    for (int i = 0; i < 3; i++)
+        ck_assert_msg((float)json_real_value(json_array_get(back, (size_t)i)) == v[i],
+                      "%s does not round-trip component %d", s, i);
+    free(s);
+    json_decref(j);
+    json_decref(back);
+    /* -0 prints as 0.0, so a wall normal reads [-1.0,0.0,0.0], never "-0.0" */
+    j = api_json_num(-0.0);
+    s = api_json_dump(j, &len);
+    ck_assert_str_eq(s, "0.0");
+    free(s);
+    json_decref(j);
+}
+END_TEST
+
+extern Suite *api_codec_suite(void); /* called by check_main.c */
+/* The direct writer prints every number exactly as the jansson path does. */
+START_TEST(writer_matches_jansson) {
+    const double values[] = {0.0,         -0.0,       1.0, -2.5,   1e20, 1e-5,      1.5e-7,
+                             123456789.0, 5000.00049, 0.1, -1e300, 1e21, 7.25e-300, 3.0e9};
+    for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
+        json_t *j = api_json_num(values[i]);
+        size_t jl, wl;
+        char *a = api_json_dump(j, &jl);
+        api_jw w;
+        api_jw_init(&w, 4);
+        api_jw_num(&w, values[i]);
+        char *b = api_jw_finish(&w, &wl);
+        ck_assert_msg(strcmp(a, b) == 0, "%.17g: jansson %s, writer %s", values[i], a, b);
+        free(a);
+        free(b);
+        json_decref(j);
+    }
+    /* strings: quotes, backslashes and control bytes are escaped */
+    api_jw w;
+    api_jw_init(&w, 1);
+    api_jw_str(&w, "a\"b\\c\n\x01");
+    size_t len;
+    char *s = api_jw_finish(&w, &len);
+    ck_assert_str_eq(s, "\"a\\\"b\\\\c\\u000a\\u0001\"");
+    free(s);
+}
+END_TEST
+
+Suite *api_codec_suite(void) {
+    Suite *s = suite_create("api_codec");
+    TCase *tc = tcase_create("cases");
+    list_cases();
+    tcase_add_loop_test(tc, codec_case, 0, ncases ? ncases : 1);
+    tcase_add_test(tc, error_table);
+    tcase_add_test(tc, time_format);
+    tcase_add_test(tc, number_precision);
+    tcase_add_test(tc, writer_matches_jansson);
+    suite_add_tcase(s, tc);
+    return s;
+}

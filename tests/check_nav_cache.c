@@ -1,0 +1,450 @@
+/*
+ * check_nav_cache: the path cache. A hit must be exactly the answer a fresh
+ * search gives for the same request; keys must separate meshes (uids),
+ * filters and budgets; eviction keeps the counters consistent; corridor
+ * reuse gives valid paths; many threads on the same keys are safe (run
+ * under ASan/UBSan by make test-san).
+ */
+#include <check.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nav/nav_cache.h"
+#include "nav/nav_internal.h"
+#include "nav/nav_query.h"
+#include "tests/test_fixtures.h"
+
+#define MAXC 256
+
+typedef struct answer {
+    float corners[3 * MAXC];
+    uint32_t polys[MAXC];
+    uint32_t links[8];
+    nav_path_result res;
+} answer;
+
+static void ans_init(answer *a) {
+    memset(a, 0, sizeof(*a));
+    a->res.corners = a->corners;
+    a->res.max_corners = MAXC;
+    a->res.polys = a->polys;
+    a->res.max_polys = MAXC;
+    a->res.links = a->links;
+    a->res.max_links = 8;
+}
+
+/* Field by field, bit for bit. */
+static int same_answer(const answer *x, const answer *y) {
+    const nav_path_result *a = &x->res, *b = &y->res;
+    return a->ncorners == b->ncorners && a->npolys == b->npolys && a->nlinks == b->nlinks &&
+           a->flags == b->flags && a->start_poly == b->start_poly && a->end_poly == b->end_poly &&
+           a->algorithm == b->algorithm && a->nodes_expanded == b->nodes_expanded &&
+           memcmp(&a->length, &b->length, sizeof(double)) == 0 &&
+           memcmp(a->start, b->start, sizeof(a->start)) == 0 &&
+           memcmp(a->end, b->end, sizeof(a->end)) == 0 &&
+           memcmp(x->corners, y->corners, sizeof(float) * 3 * a->ncorners) == 0 &&
+           memcmp(x->polys, y->polys, sizeof(uint32_t) * a->npolys) == 0 &&
+           memcmp(x->links, y->links, sizeof(uint32_t) * a->nlinks) == 0;
+}
+
+/* The same path (corners, corridor, links, length, flags), bit for bit. */
+static int same_path(const answer *x, const answer *y) {
+    const nav_path_result *a = &x->res, *b = &y->res;
+    return a->ncorners == b->ncorners && a->npolys == b->npolys && a->nlinks == b->nlinks &&
+           a->flags == b->flags && memcmp(&a->length, &b->length, sizeof(double)) == 0 &&
+           memcmp(x->corners, y->corners, sizeof(float) * 3 * a->ncorners) == 0 &&
+           memcmp(x->polys, y->polys, sizeof(uint32_t) * a->npolys) == 0 &&
+           memcmp(x->links, y->links, sizeof(uint32_t) * a->nlinks) == 0;
+}
+
+static nav_path_request req(float sx, float sz, float ex, float ez, nav_algo algo) {
+    nav_path_request r = {
+        .start = {sx, 0, sz}, .end = {ex, 0, ez}, .extents = {2, 4, 2}, .algorithm = algo};
+    return r;
+}
+
+START_TEST(hit_equals_fresh) {
+    nav_mesh *m = fx_u_corridor();
+    nav_mesh *islands = fx_two_islands();
+    nav_query *q = nav_query_new(1024);
+    nav_cache *c = nav_cache_new(1 << 20, 4);
+    nav_filter costly;
+    nav_filter_default(&costly);
+    costly.area_cost[0] = 2.5f;
+    struct {
+        const nav_mesh *m;
+        nav_path_request r;
+    } cases[] = {
+        {m, req(1, 1, 9, 1, NAV_ALGO_AUTO)},
+        {m, req(1, 1, 9, 1, NAV_ALGO_CORRIDOR)},
+        {m, req(1.5f, 3, 9, 9, NAV_ALGO_AUTO)},
+        {m, req(1, 1, 9, 1, NAV_ALGO_CORRIDOR)},        /* with costs, set below */
+        {islands, req(1, 1, 12, 2, NAV_ALGO_AUTO)},     /* partial: unreachable */
+        {islands, req(1, 1, 12, 2, NAV_ALGO_CORRIDOR)}, /* partial: unreachable */
+        {m, req(1, 1, 9, 1, NAV_ALGO_CORRIDOR)},        /* partial: budget, set below */
+    };
+    cases[3].r.filter = &costly;
+    cases[6].r.max_nodes = 2;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        answer fresh, miss, hit;
+        ans_init(&fresh);
+        ans_init(&miss);
+        ans_init(&hit);
+        ck_assert_int_eq(nav_find_path(q, cases[i].m, &cases[i].r, &fresh.res), NAV_OK);
+        nav_cache_result o1, o2;
+        ck_assert_int_eq(nav_find_path_cached(q, c, cases[i].m, &cases[i].r, &miss.res, &o1),
+                         NAV_OK);
+        ck_assert_int_eq(nav_find_path_cached(q, c, cases[i].m, &cases[i].r, &hit.res, &o2),
+                         NAV_OK);
+        ck_assert_msg(o2 == NAV_CACHE_HIT, "case %zu: second lookup is %s", i,
+                      nav_cache_result_name(o2));
+        ck_assert_msg(same_answer(&fresh, &miss), "case %zu: miss differs from fresh", i);
+        ck_assert_msg(same_answer(&fresh, &hit), "case %zu: hit differs from fresh", i);
+    }
+    nav_cache_stats st;
+    nav_cache_stats_get(c, &st);
+    ck_assert_uint_eq(st.hits + st.misses, 14);
+    ck_assert_str_eq(nav_cache_result_name(NAV_CACHE_HIT), "hit");
+    ck_assert_str_eq(nav_cache_result_name(NAV_CACHE_MISS), "miss");
+    ck_assert_str_eq(nav_cache_result_name(NAV_CACHE_BYPASS), "bypass");
+    nav_cache_free(c);
+    nav_query_free(q);
+    nav_mesh_free(islands);
+    nav_mesh_free(m);
+}
+END_TEST
+
+START_TEST(bypass) {
+    nav_mesh *m = fx_u_corridor();
+    nav_query *q = nav_query_new(256);
+    nav_cache *c = nav_cache_new(1 << 16, 1);
+    nav_path_request r = req(1, 1, 9, 1, NAV_ALGO_AUTO);
+    answer a;
+    ans_init(&a);
+    nav_cache_result o = NAV_CACHE_HIT;
+    ck_assert_int_eq(nav_find_path_cached(q, NULL, m, &r, &a.res, &o), NAV_OK);
+    ck_assert_int_eq(o, NAV_CACHE_BYPASS);
+    uint32_t exp[64];
+    a.res.expanded = exp; /* debug requests are never cached */
+    a.res.max_expanded = 64;
+    ck_assert_int_eq(nav_find_path_cached(q, c, m, &r, &a.res, &o), NAV_OK);
+    ck_assert_int_eq(o, NAV_CACHE_BYPASS);
+    ck_assert_uint_gt(a.res.nexpanded, 0);
+    nav_cache_stats st;
+    nav_cache_stats_get(c, &st);
+    ck_assert_uint_eq(st.entries, 0);
+    /* errors are not stored and say miss */
+    ans_init(&a);
+    r = req(1, 1, 40, 1, NAV_ALGO_AUTO);
+    ck_assert_int_eq(nav_find_path_cached(q, c, m, &r, &a.res, &o), NAV_E_OFF_MESH);
+    ck_assert_int_eq(o, NAV_CACHE_MISS);
+    ck_assert_uint_eq(a.res.end_poly, UINT32_MAX);
+    nav_cache_stats_get(c, &st);
+    ck_assert_uint_eq(st.entries, 0);
+    ck_assert_ptr_null(nav_cache_new(0, 4));
+    nav_cache_free(NULL);
+    nav_cache_free(c);
+    nav_query_free(q);
+    nav_mesh_free(m);
+}
+END_TEST
+
+START_TEST(mesh_uid_and_options_separate_keys) {
+    /* The same geometry built twice has two uids: the second never hits
+       the first's entries (a replace can never serve a stale answer). */
+    nav_mesh *m1 = fx_u_corridor(), *m2 = fx_u_corridor();
+    ck_assert_uint_ne(nav_mesh_uid(m1), nav_mesh_uid(m2));
+    nav_query *q = nav_query_new(256);
+    nav_cache *c = nav_cache_new(1 << 20, 8);
+    nav_path_request r = req(1, 1, 9, 1, NAV_ALGO_CORRIDOR);
+    answer a;
+    nav_cache_result o;
+    ans_init(&a);
+    ck_assert_int_eq(nav_find_path_cached(q, c, m1, &r, &a.res, &o), NAV_OK);
+    ck_assert_int_eq(o, NAV_CACHE_MISS);
+    ck_assert_int_eq(nav_find_path_cached(q, c, m2, &r, &a.res, &o), NAV_OK);
+    ck_assert_int_eq(o, NAV_CACHE_MISS);
+    ck_assert_int_eq(nav_find_path_cached(q, c, m1, &r, &a.res, &o), NAV_OK);
+    ck_assert_int_eq(o, NAV_CACHE_HIT);
+    /* other budget, other costs, other exclusions, other algorithm: misses */
+    r.max_nodes = 100;
+    ck_assert_int_eq(nav_find_path_cached(q, c, m1, &r, &a.res, &o), NAV_OK);
+    ck_assert_int_eq(o, NAV_CACHE_MISS);
+    nav_filter f;
+    nav_filter_default(&f);
+    f.area_cost[0] = 2;
+    r.filter = &f;
+    ck_assert_int_eq(nav_find_path_cached(q, c, m1, &r, &a.res, &o), NAV_OK);
+    ck_assert_int_eq(o, NAV_CACHE_MISS);
+    nav_filter_default(&f);
+    f.exclude_mask = 1ull << 5;
+    ck_assert_int_eq(nav_find_path_cached(q, c, m1, &r, &a.res, &o), NAV_OK);
+    ck_assert_int_eq(o, NAV_CACHE_MISS);
+    r.filter = NULL;
+    r.max_nodes = 0;
+    r.algorithm = NAV_ALGO_AUTO;
+    ck_assert_int_eq(nav_find_path_cached(q, c, m1, &r, &a.res, &o), NAV_OK);
+    ck_assert_int_eq(o, NAV_CACHE_MISS);
+    /* max_nodes 0 and max_nodes = pool size are the same effective budget */
+    r.max_nodes = 256;
+    ck_assert_int_eq(nav_find_path_cached(q, c, m1, &r, &a.res, &o), NAV_OK);
+    ck_assert_int_eq(o, NAV_CACHE_HIT);
+    nav_cache_free(c);
+    nav_query_free(q);
+    nav_mesh_free(m1);
+    nav_mesh_free(m2);
+}
+END_TEST
+
+START_TEST(eviction_counts) {
+    /* 1 shard, 4 KiB: each answer is a few hundred bytes, so 200 distinct
+       requests must evict. Invariants: bytes <= budget, every lookup is a
+       hit or a miss, entries = stored - evicted. */
+    nav_mesh *m = fx_random(7, NULL);
+    nav_query *q = nav_query_new(2048);
+    nav_cache *c = nav_cache_new(4096, 1);
+    uint32_t rng = 99, lookups = 0;
+    for (int i = 0; i < 200; i++) {
+        nav_path_request r =
+            req(0.5f + 9 * fx_randf(&rng), 0.5f + 9 * fx_randf(&rng), 0.5f + 9 * fx_randf(&rng),
+                0.5f + 9 * fx_randf(&rng), NAV_ALGO_CORRIDOR);
+        answer a;
+        ans_init(&a);
+        nav_cache_result o;
+        nav_status st = nav_find_path_cached(q, c, m, &r, &a.res, &o);
+        ck_assert(st == NAV_OK || st == NAV_E_OFF_MESH);
+        lookups++;
+        nav_cache_stats s;
+        nav_cache_stats_get(c, &s);
+        ck_assert_uint_le(s.bytes, 4096);
+    }
+    nav_cache_stats s;
+    nav_cache_stats_get(c, &s);
+    ck_assert_uint_eq(s.hits + s.misses, lookups);
+    ck_assert_uint_gt(s.evictions, 0);
+    ck_assert_uint_gt(s.entries, 0);
+    ck_assert_uint_eq(s.max_bytes, 4096);
+    nav_cache_clear(c);
+    nav_cache_stats_get(c, &s);
+    ck_assert_uint_eq(s.entries, 0);
+    ck_assert_uint_eq(s.bytes, 0);
+    nav_cache_free(c);
+    nav_query_free(q);
+    nav_mesh_free(m);
+}
+END_TEST
+
+/* Corners on the mesh and consecutive ones mutually visible. */
+static void assert_valid_path(const nav_mesh *m, const answer *a) {
+    ck_assert_uint_ge(a->res.ncorners, 2);
+    ck_assert_float_eq(a->corners[0], a->res.start[0]);
+    ck_assert_float_eq(a->corners[2], a->res.start[2]);
+    const float *last = &a->corners[3 * (a->res.ncorners - 1)];
+    ck_assert_float_eq(last[0], a->res.end[0]);
+    ck_assert_float_eq(last[2], a->res.end[2]);
+    for (uint32_t i = 0; i < a->res.ncorners; i++) {
+        const float *p = &a->corners[3 * i];
+        float ext[3] = {0.01f, 0.05f, 0.01f}, on[3];
+        uint32_t poly;
+        ck_assert_int_eq(nav_mesh_nearest(m, p, ext, 0, &poly, on), NAV_OK);
+        ck_assert_double_lt(nav_dist3d(p, on), 1e-3);
+        if (i == 0)
+            continue;
+        double best_t = -1;
+        for (uint32_t k = 0; k < a->res.npolys; k++) {
+            uint32_t pp = a->polys[k];
+            if (!nav_mesh_poly_contains_xz(m, pp, p[-3], p[-1]))
+                continue;
+            nav_raycast_result rr = {0};
+            ck_assert_int_eq(nav_raycast(m, pp, p - 3, p, NULL, &rr), NAV_OK);
+            double t = rr.hit ? rr.t : 1.0;
+            best_t = t > best_t ? t : best_t;
+        }
+        ck_assert_double_ge(best_t, 1.0 - 1e-4);
+    }
+}
+
+START_TEST(corridor_reuse) {
+    /* U corridor, polygons are 2 m cells. (1,1) and (1.5,0.5) lie in the
+       same start cell, (9,1) and (8.5,1.5) in the same end cell. */
+    nav_mesh *m = fx_u_corridor();
+    nav_query *q = nav_query_new(256);
+    nav_cache *c = nav_cache_new(1 << 20, 4);
+    answer a, b, fresh;
+    nav_cache_result o;
+    nav_path_request r1 = req(1, 1, 9, 1, NAV_ALGO_CORRIDOR);
+    nav_path_request r2 = req(1.5f, 0.5f, 8.5f, 1.5f, NAV_ALGO_CORRIDOR);
+    ans_init(&a);
+    ck_assert_int_eq(nav_find_path_cached(q, c, m, &r1, &a.res, &o), NAV_OK);
+    ck_assert_int_eq(o, NAV_CACHE_MISS);
+    ans_init(&b);
+    ck_assert_int_eq(nav_find_path_cached(q, c, m, &r2, &b.res, &o), NAV_OK);
+    ck_assert_int_eq(o, NAV_CACHE_HIT);
+    ck_assert_uint_eq(b.res.start_poly, a.res.start_poly);
+    ck_assert_uint_eq(b.res.end_poly, a.res.end_poly);
+    assert_valid_path(m, &b);
+    /* Here the corridor is the only one, so the reused path equals a fresh
+       search's: (1.5,0.5) -> (2,8) -> (8,8) -> (8.5,1.5), length
+       sqrt(0.5^2 + 7.5^2) + 6 + sqrt(0.5^2 + 6.5^2). */
+    ans_init(&fresh);
+    ck_assert_int_eq(nav_find_path(q, m, &r2, &fresh.res), NAV_OK);
+    ck_assert(same_path(&fresh, &b));
+    ck_assert_uint_eq(b.res.ncorners, 4);
+    ck_assert_double_eq_tol(b.res.length, sqrt(0.25 + 56.25) + 6 + sqrt(0.25 + 42.25), 1e-4);
+    nav_cache_stats st;
+    nav_cache_stats_get(c, &st);
+    ck_assert_uint_eq(st.corridor_hits, 1);
+
+    /* The optimal algorithm never serves level 2 on nav_find_path_cached;
+       nav_find_path_reuse does. */
+    nav_path_request o1 = req(1, 1, 9, 1, NAV_ALGO_AUTO),
+                     o2 = req(1.5f, 0.5f, 8.5f, 1.5f, NAV_ALGO_AUTO);
+    ans_init(&a);
+    ck_assert_int_eq(nav_find_path_cached(q, c, m, &o1, &a.res, &o), NAV_OK);
+    ans_init(&b);
+    ck_assert_int_eq(nav_find_path_cached(q, c, m, &o2, &b.res, &o), NAV_OK);
+    ck_assert_int_eq(o, NAV_CACHE_MISS);
+    nav_path_request o3 = req(0.5f, 1.5f, 9.5f, 0.5f, NAV_ALGO_AUTO);
+    ans_init(&b);
+    ck_assert_int_eq(nav_find_path_reuse(q, c, m, &o3, &b.res, &o), NAV_OK);
+    ck_assert_int_eq(o, NAV_CACHE_HIT);
+    assert_valid_path(m, &b);
+    nav_cache_free(c);
+    nav_query_free(q);
+    nav_mesh_free(m);
+}
+END_TEST
+
+START_TEST(corridor_reuse_random) {
+    /* Random meshes: after a miss, other points in the same polygon pair
+       are answered from the corridor and the path is valid. */
+    nav_query *q = nav_query_new(2048);
+    nav_cache *c = nav_cache_new(1 << 20, 4);
+    uint32_t reused = 0;
+    for (uint32_t seed = 1; seed <= 40; seed++) {
+        nav_mesh *m = fx_random(seed, NULL);
+        uint32_t rng = seed * 7 + 3;
+        for (int it = 0; it < 5; it++) {
+            uint32_t p1 = fx_rand(&rng) % m->npolys, p2 = fx_rand(&rng) % m->npolys;
+            const float *c1 = &m->poly_centroid[3 * p1], *c2 = &m->poly_centroid[3 * p2];
+            nav_path_request r = {.start = {c1[0], c1[1], c1[2]},
+                                  .end = {c2[0], c2[1], c2[2]},
+                                  .extents = {0.1f, 0.5f, 0.1f},
+                                  .algorithm = (it & 1) ? NAV_ALGO_CORRIDOR : NAV_ALGO_AUTO};
+            answer a;
+            ans_init(&a);
+            nav_cache_result o;
+            ck_assert_int_eq(nav_find_path_reuse(q, c, m, &r, &a.res, &o), NAV_OK);
+            if (a.res.flags)
+                continue;
+            /* another point of each polygon: halfway to its first vertex */
+            const float *v1 = nav_poly_vert(m, p1, 0), *v2 = nav_poly_vert(m, p2, 0);
+            for (int k = 0; k < 3; k++) {
+                r.start[k] = 0.5f * (c1[k] + v1[k]);
+                r.end[k] = 0.5f * (c2[k] + v2[k]);
+            }
+            answer b;
+            ans_init(&b);
+            ck_assert_int_eq(nav_find_path_reuse(q, c, m, &r, &b.res, &o), NAV_OK);
+            if (b.res.start_poly != a.res.start_poly || b.res.end_poly != a.res.end_poly)
+                continue;
+            ck_assert_int_eq(o, NAV_CACHE_HIT);
+            reused++;
+            assert_valid_path(m, &b);
+        }
+        nav_mesh_free(m);
+    }
+    ck_assert_uint_gt(reused, 50);
+    nav_cache_free(c);
+    nav_query_free(q);
+}
+END_TEST
+
+/* ---- threads ---- */
+
+typedef struct hammer_arg {
+    const nav_mesh *m;
+    nav_cache *c;
+    const nav_path_request *reqs;
+    const answer *expect;
+    int nreq;
+    int bad;
+} hammer_arg;
+
+static void *hammer(void *p) {
+    hammer_arg *h = p;
+    nav_query *q = nav_query_new(1024);
+    answer *a = malloc(sizeof(*a));
+    for (int it = 0; it < 60; it++) {
+        for (int i = 0; i < h->nreq; i++) {
+            int k = (i + it) % h->nreq;
+            ans_init(a);
+            nav_cache_result o;
+            nav_status st = nav_find_path_cached(q, h->c, h->m, &h->reqs[k], &a->res, &o);
+            if (st != NAV_OK || !same_answer(a, &h->expect[k]))
+                h->bad++;
+        }
+    }
+    free(a);
+    nav_query_free(q);
+    return NULL;
+}
+
+START_TEST(threads_hammer_same_keys) {
+    enum { NT = 8, NR = 12 };
+    nav_mesh *m = fx_random(11, NULL);
+    nav_query *q = nav_query_new(1024);
+    nav_path_request reqs[NR];
+    static answer expect[NR];
+    uint32_t rng = 5;
+    for (int i = 0; i < NR; i++) {
+        uint32_t p1 = fx_rand(&rng) % m->npolys, p2 = fx_rand(&rng) % m->npolys;
+        const float *c1 = &m->poly_centroid[3 * p1], *c2 = &m->poly_centroid[3 * p2];
+        nav_path_request r = {.start = {c1[0], c1[1], c1[2]},
+                              .end = {c2[0], c2[1], c2[2]},
+                              .extents = {0.1f, 0.5f, 0.1f},
+                              .algorithm = (i & 1) ? NAV_ALGO_CORRIDOR : NAV_ALGO_AUTO};
+        reqs[i] = r;
+        ans_init(&expect[i]);
+        ck_assert_int_eq(nav_find_path(q, m, &reqs[i], &expect[i].res), NAV_OK);
+    }
+    /* A small budget (2 KiB over 4 shards) keeps eviction busy too. */
+    nav_cache *c = nav_cache_new(2048, 4);
+    pthread_t th[NT];
+    hammer_arg args[NT];
+    for (int t = 0; t < NT; t++) {
+        args[t] = (hammer_arg){m, c, reqs, expect, NR, 0};
+        ck_assert_int_eq(pthread_create(&th[t], NULL, hammer, &args[t]), 0);
+    }
+    int bad = 0;
+    for (int t = 0; t < NT; t++) {
+        pthread_join(th[t], NULL);
+        bad += args[t].bad;
+    }
+    ck_assert_int_eq(bad, 0);
+    nav_cache_stats s;
+    nav_cache_stats_get(c, &s);
+    ck_assert_uint_eq(s.hits + s.misses, (uint64_t)NT * 60 * NR);
+    ck_assert_uint_le(s.bytes, 2048);
+    nav_cache_free(c);
+    nav_query_free(q);
+    nav_mesh_free(m);
+}
+END_TEST
+
+extern Suite *nav_cache_suite(void);
+Suite *nav_cache_suite(void) {
+    Suite *s = suite_create("nav_cache");
+    TCase *tc = tcase_create("cache");
+    tcase_add_test(tc, hit_equals_fresh);
+    tcase_add_test(tc, bypass);
+    tcase_add_test(tc, mesh_uid_and_options_separate_keys);
+    tcase_add_test(tc, eviction_counts);
+    tcase_add_test(tc, corridor_reuse);
+    tcase_add_test(tc, corridor_reuse_random);
+    tcase_add_test(tc, threads_hammer_same_keys);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,523 @@
+/*
+ * check_nav_optimal: the optimal (interval) search against hand-derived
+ * lengths and against the brute-force visibility-graph reference
+ * (tests/test_visgraph.c) on hundreds of seeded random meshes: holes,
+ * merged runs with collinear vertices, triangles, a bridge over a floor,
+ * exact vertices and edges as end points, excluded areas. Also symmetry,
+ * links in both directions, budgets and output buffers.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nav/nav_internal.h"
+#include "nav/nav_optimal.h"
+#include "tests/test_fixtures.h"
+#include "tests/test_visgraph.h"
+
+/* Declared for -Wmissing-prototypes; "extern" keeps it out of suite discovery. */
+extern Suite *nav_optimal_suite(void);
+
+#define MAXC 1024
+#define MAXP 8192
+
+typedef struct run {
+    float corners[3 * MAXC];
+    uint32_t polys[MAXP];
+    uint32_t links[64];
+    nav_path_result res;
+    nav_status st;
+} run;
+
+static nav_optimal *g_opt;
+
+static void setup(void) {
+    g_opt = nav_optimal_new(1u << 16);
+    ck_assert_ptr_nonnull(g_opt);
+}
+
+static void teardown(void) {
+    nav_optimal_free(g_opt);
+    g_opt = NULL;
+}
+
+static void search(run *r, const nav_mesh *m, uint32_t sp, const float s[3], uint32_t ep,
+                   const float e[3], uint64_t excl, uint32_t budget) {
+    memset(&r->res, 0, sizeof r->res);
+    r->res.corners = r->corners;
+    r->res.max_corners = MAXC;
+    r->res.polys = r->polys;
+    r->res.max_polys = MAXP;
+    r->res.links = r->links;
+    r->res.max_links = 64;
+    r->st = nav_optimal_search(g_opt, m, sp, s, ep, e, excl, budget, &r->res);
+}
+
+static double xz_len(const nav_path_result *res) {
+    double l = 0;
+    for (uint32_t i = 1; i < res->ncorners; i++)
+        l += hypot((double)res->corners[3 * i] - res->corners[3 * i - 3],
+                   (double)res->corners[3 * i + 2] - res->corners[3 * i - 1]);
+    return l;
+}
+
+/* Polygon holding (x, z) at y = 0 (flat fixtures only). */
+static uint32_t poly_at(const nav_mesh *m, float x, float z) {
+    float p[3] = {x, 0, z}, ext[3] = {0.01f, 0.5f, 0.01f}, out[3];
+    uint32_t poly = NAV_NONE;
+    ck_assert_int_eq(nav_mesh_nearest(m, p, ext, 0, &poly, out), NAV_OK);
+    return poly;
+}
+
+static void flat_search(run *r, const nav_mesh *m, float x0, float z0, float x1, float z1,
+                        uint64_t excl) {
+    float s[3] = {x0, 0, z0}, e[3] = {x1, 0, z1};
+    search(r, m, poly_at(m, x0, z0), s, poly_at(m, x1, z1), e, excl, 0);
+}
+
+static int has_corner(const nav_path_result *res, float x, float z) {
+    for (uint32_t i = 0; i < res->ncorners; i++)
+        if (fabsf(res->corners[3 * i] - x) < 1e-4f && fabsf(res->corners[3 * i + 2] - z) < 1e-4f)
+            return 1;
+    return 0;
+}
+
+/* Consecutive corridor polygons share an edge (or are joined by a link). */
+static void check_corridor(const nav_mesh *m, const nav_path_result *res, uint32_t sp,
+                           uint32_t ep) {
+    ck_assert_uint_ge(res->npolys, 1);
+    ck_assert_uint_eq(res->polys[0], sp);
+    ck_assert_uint_eq(res->polys[res->npolys - 1], ep);
+    for (uint32_t i = 1; i < res->npolys; i++) {
+        uint32_t a = res->polys[i - 1], b = res->polys[i], ok = 0;
+        for (uint32_t k = m->poly_start[a]; k < m->poly_start[a + 1]; k++)
+            ok |= m->poly_nei[k] == b;
+        for (uint32_t l = 0; l < m->nlinks && !ok; l++)
+            ok |= (m->links[l].start_poly == a && m->links[l].end_poly == b) ||
+                  (m->links[l].start_poly == b && m->links[l].end_poly == a);
+        ck_assert_msg(ok, "corridor step %u -> %u is not an edge or link", a, b);
+    }
+}
+
+/* ---- hand-made cases ---- */
+
+/* Square [0,10]^2 with hole [4,6]^2, (1,5) -> (9,5): the hole blocks the
+   straight line, the path bends at (4,4),(6,4) or (4,6),(6,6):
+   |(1,5)-(4,4)| + 2 + |(6,4)-(9,5)| = 2 sqrt(10) + 2. */
+START_TEST(test_square_hole) {
+    nav_mesh *m = fx_square_with_hole();
+    run r;
+    flat_search(&r, m, 1, 5, 9, 5, 0);
+    ck_assert_int_eq(r.st, NAV_OK);
+    ck_assert_double_eq_tol(r.res.length, 2 * sqrt(10.0) + 2, 1e-5);
+    ck_assert_uint_eq(r.res.ncorners, 4);
+    ck_assert((has_corner(&r.res, 4, 4) && has_corner(&r.res, 6, 4)) ||
+              (has_corner(&r.res, 4, 6) && has_corner(&r.res, 6, 6)));
+    ck_assert_int_eq(r.res.algorithm, NAV_ALGO_OPTIMAL);
+    ck_assert_uint_gt(r.res.nodes_expanded, 0);
+    check_corridor(m, &r.res, poly_at(m, 1, 5), poly_at(m, 9, 5));
+    nav_mesh_free(m);
+}
+END_TEST
+
+/* Z corridor: [0,6]x[0,2], up [4,6]x[2,6], across [4,10]x[6,8].
+   (1,1) -> (9,7) bends at the inner corners (4,2) and (6,6):
+   sqrt(9+1) + sqrt(4+16) + sqrt(9+1) = 2 sqrt(10) + sqrt(20). */
+START_TEST(test_zigzag) {
+    fx_builder *b = fx_new();
+    for (int i = 0; i < 3; i++)
+        fx_quad(b, 2.0f * i, 0, 2.0f * i + 2, 2, 0, 0);
+    fx_quad(b, 4, 2, 6, 4, 0, 0);
+    fx_quad(b, 4, 4, 6, 6, 0, 0);
+    for (int i = 0; i < 3; i++)
+        fx_quad(b, 4 + 2.0f * i, 6, 6 + 2.0f * i, 8, 0, 0);
+    nav_mesh *m = fx_build(b);
+    run r;
+    flat_search(&r, m, 1, 1, 9, 7, 0);
+    ck_assert_int_eq(r.st, NAV_OK);
+    ck_assert_double_eq_tol(r.res.length, 2 * sqrt(10.0) + sqrt(20.0), 1e-5);
+    ck_assert(has_corner(&r.res, 4, 2) && has_corner(&r.res, 6, 6));
+    check_corridor(m, &r.res, poly_at(m, 1, 1), poly_at(m, 9, 7));
+    /* and back */
+    flat_search(&r, m, 9, 7, 1, 1, 0);
+    ck_assert_double_eq_tol(r.res.length, 2 * sqrt(10.0) + sqrt(20.0), 1e-5);
+    nav_mesh_free(m);
+}
+END_TEST
+
+/* Ends exactly on vertices: (0,0) -> (10,10) across the square with a hole.
+   The diagonal crosses the hole; bending at (6,4) (or (4,6)) gives
+   |(0,0)-(6,4)| + |(6,4)-(10,10)| = 2 sqrt(52). */
+START_TEST(test_vertex_ends) {
+    nav_mesh *m = fx_square_with_hole();
+    run r;
+    flat_search(&r, m, 0, 0, 10, 10, 0);
+    ck_assert_int_eq(r.st, NAV_OK);
+    ck_assert_double_eq_tol(r.res.length, 2 * sqrt(52.0), 1e-5);
+    /* from a hole corner (a vertex where the path may bend) to the far one:
+       (4,4) -> (6,6) goes around: 2 + 2 */
+    flat_search(&r, m, 4, 4, 6, 6, 0);
+    ck_assert_int_eq(r.st, NAV_OK);
+    ck_assert_double_eq_tol(r.res.length, 4, 1e-5);
+    nav_mesh_free(m);
+}
+END_TEST
+
+/* Ends exactly on edges. (5,0) -> (5,10) lie on the outer wall: around the
+   hole by (4,4),(4,6): sqrt(1+16) + 2 + sqrt(1+16) = 2 sqrt(17) + 2.
+   (4,2) -> (6,8) lie on inner edges: along the hole's side, 4 + sqrt(8). */
+START_TEST(test_edge_ends) {
+    nav_mesh *m = fx_square_with_hole();
+    run r;
+    flat_search(&r, m, 5, 0, 5, 10, 0);
+    ck_assert_int_eq(r.st, NAV_OK);
+    ck_assert_double_eq_tol(r.res.length, 2 * sqrt(17.0) + 2, 1e-5);
+    flat_search(&r, m, 4, 2, 6, 8, 0);
+    ck_assert_int_eq(r.st, NAV_OK);
+    ck_assert_double_eq_tol(r.res.length, 4 + sqrt(8.0), 1e-5);
+    nav_mesh_free(m);
+}
+END_TEST
+
+/* Same polygon: the straight segment, 2 corners, 1 polygon:
+   (1,1) -> (3,2) in cell [0,4]^2: sqrt(4+1). Start == end: length 0 and
+   two (equal) corners, start and end, as the contract's first/last rule. */
+START_TEST(test_same_poly_and_same_point) {
+    nav_mesh *m = fx_square_with_hole();
+    run r;
+    flat_search(&r, m, 1, 1, 3, 2, 0);
+    ck_assert_int_eq(r.st, NAV_OK);
+    ck_assert_double_eq_tol(r.res.length, sqrt(5.0), 1e-6);
+    ck_assert_uint_eq(r.res.ncorners, 2);
+    ck_assert_uint_eq(r.res.npolys, 1);
+    flat_search(&r, m, 2, 2, 2, 2, 0);
+    ck_assert_int_eq(r.st, NAV_OK);
+    ck_assert_double_eq_tol(r.res.length, 0, 1e-9);
+    ck_assert_uint_eq(r.res.ncorners, 2);
+    ck_assert_float_eq(r.res.corners[0], 2);
+    ck_assert_float_eq(r.res.corners[5], 2);
+    nav_mesh_free(m);
+}
+END_TEST
+
+/* Bridge: from the deck (15,5,5) to the floor right below (15,0,5) the path
+   must go down a ramp and around the ramp's floor gap. By the west ramp in
+   xz: (15,5) -> (5,4) -> (10,4) -> (15,5): sqrt(101) + 5 + sqrt(26) (the
+   east ramp and the z = 6 side are mirror images with the same length). */
+START_TEST(test_bridge_not_shortcut) {
+    nav_mesh *m = fx_bridge();
+    float s[3] = {15, 5, 5}, e[3] = {15, 0, 5}, ext[3] = {0.1f, 0.5f, 0.1f}, out[3];
+    uint32_t sp, ep;
+    ck_assert_int_eq(nav_mesh_nearest(m, s, ext, 0, &sp, out), NAV_OK);
+    ck_assert_int_eq(nav_mesh_nearest(m, e, ext, 0, &ep, out), NAV_OK);
+    ck_assert_uint_ne(sp, ep);
+    run r;
+    search(&r, m, sp, s, ep, e, 0, 0);
+    ck_assert_int_eq(r.st, NAV_OK);
+    ck_assert_double_eq_tol(xz_len(&r.res), sqrt(101.0) + 5 + sqrt(26.0), 1e-4);
+    ck_assert_double_gt(r.res.length, xz_len(&r.res)); /* the ramp adds height */
+    check_corridor(m, &r.res, sp, ep);
+    nav_mesh_free(m);
+}
+END_TEST
+
+/* Two islands [0,4]^2 and [10,14]x[0,4] joined by a one-way link
+   (3,0,2) -> (11,h,2). (1,2) -> (13,2): 2 + link + 2; the link's 3-D length
+   is sqrt(64 + h^2). Backwards there is no way (NAV_E_NOT_FOUND). */
+START_TEST(test_link_one_way) {
+    const float h = 3;
+    fx_builder *b = fx_new();
+    fx_quad(b, 0, 0, 4, 4, 0, 0);
+    fx_quad(b, 10, 0, 14, 4, h, 0);
+    float ls[3] = {3, 0, 2}, le[3] = {11, h, 2};
+    fx_link(b, ls, le, 0.5f, 0, 0, "jump");
+    nav_mesh *m = fx_build(b);
+    float s[3] = {1, 0, 2}, e[3] = {13, h, 2};
+    run r;
+    search(&r, m, 0, s, 1, e, 0, 0);
+    ck_assert_int_eq(r.st, NAV_OK);
+    ck_assert_double_eq_tol(r.res.length, 4 + sqrt(64 + h * h), 1e-5);
+    ck_assert_uint_eq(r.res.nlinks, 1);
+    ck_assert_uint_eq(r.res.links[0], 0);
+    ck_assert_uint_eq(r.res.ncorners, 4);
+    check_corridor(m, &r.res, 0, 1);
+    search(&r, m, 1, e, 0, s, 0, 0);
+    ck_assert_int_eq(r.st, NAV_E_NOT_FOUND);
+    /* the link's area excluded: no way either */
+    search(&r, m, 0, s, 1, e, 1ull << 0, 0);
+    ck_assert_int_eq(r.st, NAV_E_NOT_FOUND);
+    nav_mesh_free(m);
+}
+END_TEST
+
+/* U corridor (inner corners (2,8), (8,8)) with a one-way shortcut link
+   (1.5,0,1) -> (8.5,0,1) of length 7. (1,1) -> (9,1): 0.5 + 7 + 0.5 = 8.
+   Back (9,1) -> (1,1) walks: 2 sqrt(1 + 49) + 6. With the link both ways,
+   the way back takes it too. */
+START_TEST(test_link_shortcut_vs_reverse) {
+    for (int bidir = 0; bidir < 2; bidir++) {
+        fx_builder *b = fx_new();
+        for (int j = 0; j < 5; j++)
+            fx_quad(b, 0, 2.0f * j, 2, 2.0f * j + 2, 0, 0);
+        for (int i = 1; i < 4; i++)
+            fx_quad(b, 2.0f * i, 8, 2.0f * i + 2, 10, 0, 0);
+        for (int j = 4; j >= 0; j--)
+            fx_quad(b, 8, 2.0f * j, 10, 2.0f * j + 2, 0, 0);
+        float ls[3] = {1.5f, 0, 1}, le[3] = {8.5f, 0, 1};
+        fx_link(b, ls, le, 0.5f, bidir, 2, "door");
+        nav_mesh *m = fx_build(b);
+        run r;
+        flat_search(&r, m, 1, 1, 9, 1, 0);
+        ck_assert_int_eq(r.st, NAV_OK);
+        ck_assert_double_eq_tol(r.res.length, 8, 1e-5);
+        ck_assert_uint_eq(r.res.nlinks, 1);
+        flat_search(&r, m, 9, 1, 1, 1, 0);
+        ck_assert_int_eq(r.st, NAV_OK);
+        ck_assert_double_eq_tol(r.res.length, bidir ? 8 : 2 * sqrt(50.0) + 6, 1e-5);
+        ck_assert_uint_eq(r.res.nlinks, bidir ? 1 : 0);
+        /* excluding the link's area restores the walk */
+        flat_search(&r, m, 1, 1, 9, 1, 1ull << 2);
+        ck_assert_double_eq_tol(r.res.length, 2 * sqrt(50.0) + 6, 1e-5);
+        /* the reference agrees */
+        vg_ref *ref = vg_new(m, 0);
+        float s[3] = {1, 0, 1}, e[3] = {9, 0, 1};
+        ck_assert_double_eq_tol(vg_shortest(ref, poly_at(m, 1, 1), s, poly_at(m, 9, 1), e), 8,
+                                1e-6);
+        vg_free(ref);
+        nav_mesh_free(m);
+    }
+}
+END_TEST
+
+/* Excluded area: square with a hole whose cell [4,6]x[0,4] (under the hole)
+   has area 1. (1,3) -> (9,3) is straight (8) through it; excluding area 1
+   the path goes over the hole: (1,3)->(4,6)->(6,6)->(9,3) = 2 sqrt(18) + 2. */
+START_TEST(test_excluded_area) {
+    static const float g[4] = {0, 4, 6, 10};
+    fx_builder *b = fx_new();
+    for (int j = 0; j < 3; j++)
+        for (int i = 0; i < 3; i++)
+            if (i != 1 || j != 1)
+                fx_quad(b, g[i], g[j], g[i + 1], g[j + 1], 0, (i == 1 && j == 0) ? 1 : 0);
+    nav_mesh *m = fx_build(b);
+    run r;
+    flat_search(&r, m, 1, 3, 9, 3, 0);
+    ck_assert_double_eq_tol(r.res.length, 8, 1e-6);
+    flat_search(&r, m, 1, 3, 9, 3, 1ull << 1);
+    ck_assert_int_eq(r.st, NAV_OK);
+    ck_assert_double_eq_tol(r.res.length, 2 * sqrt(18.0) + 2, 1e-5);
+    ck_assert(has_corner(&r.res, 4, 6) && has_corner(&r.res, 6, 6));
+    nav_mesh_free(m);
+}
+END_TEST
+
+/* Budget, unreachable, bad arguments, small buffers. */
+START_TEST(test_limits_and_buffers) {
+    nav_mesh *m = fx_square_with_hole();
+    float s[3] = {1, 0, 5}, e[3] = {9, 0, 5};
+    uint32_t sp = poly_at(m, 1, 5), ep = poly_at(m, 9, 5);
+    run r;
+    search(&r, m, sp, s, ep, e, 0, 1);
+    ck_assert_int_eq(r.st, NAV_E_LIMIT);
+    search(&r, m, sp, s, 999, e, 0, 0);
+    ck_assert_int_eq(r.st, NAV_E_INVALID_ARG);
+    float bad[3] = {NAN, 0, 0};
+    search(&r, m, sp, bad, ep, e, 0, 0);
+    ck_assert_int_eq(r.st, NAV_E_INVALID_ARG);
+    /* start polygon excluded */
+    search(&r, m, sp, s, ep, e, 1ull << 0, 0);
+    ck_assert_int_eq(r.st, NAV_E_NOT_FOUND);
+    /* 2 corners of 4 fit: the first two, flagged */
+    search(&r, m, sp, s, ep, e, 0, 0);
+    uint32_t full = r.res.npolys;
+    float c2[6];
+    uint32_t p2[2];
+    r.res.corners = c2;
+    r.res.max_corners = 2;
+    r.res.polys = p2;
+    r.res.max_polys = 2;
+    r.res.flags = 0;
+    r.st = nav_optimal_search(g_opt, m, sp, s, ep, e, 0, 0, &r.res);
+    ck_assert_int_eq(r.st, NAV_OK);
+    ck_assert_uint_eq(r.res.ncorners, 2);
+    ck_assert_uint_eq(r.res.npolys, 2 < full ? 2 : full);
+    ck_assert(r.res.flags & NAV_PATH_TRUNCATED);
+    ck_assert_float_eq(c2[0], 1);
+    ck_assert_float_eq(c2[2], 5);
+    ck_assert_double_eq_tol(r.res.length, 2 * sqrt(10.0) + 2, 1e-5);
+    nav_mesh_free(m);
+
+    m = fx_two_islands();
+    float a[3] = {1, 0, 1}, z[3] = {11, 0, 1};
+    search(&r, m, 0, a, 1, z, 0, 0);
+    ck_assert_int_eq(r.st, NAV_E_NOT_FOUND);
+    nav_mesh_free(m);
+}
+END_TEST
+
+/* ---- property tests against the reference ---- */
+
+/* A random point of a random passable polygon: inside, on a vertex or on
+   an edge. */
+static uint32_t random_point(const nav_mesh *m, uint64_t excl, uint32_t *rng, float out[3]) {
+    uint32_t p;
+    do
+        p = fx_rand(rng) % m->npolys;
+    while ((excl >> m->areas[p]) & 1u);
+    uint32_t n = nav_poly_nverts(m, p), mode = fx_rand(rng) % 5;
+    double x = 0, z = 0;
+    if (mode == 0) {
+        const float *v = nav_poly_vert(m, p, fx_rand(rng) % n);
+        x = v[0], z = v[2];
+    } else if (mode == 1) {
+        uint32_t k = fx_rand(rng) % n;
+        const float *a = nav_poly_vert(m, p, k), *b = nav_poly_vert(m, p, k + 1);
+        float u = (float)(1 + fx_rand(rng) % 3) / 4.0f;
+        x = a[0] + u * (b[0] - a[0]), z = a[2] + u * (b[2] - a[2]);
+    } else {
+        double wsum = 0;
+        for (uint32_t k = 0; k < n; k++) {
+            double w = 0.05 + fx_randf(rng);
+            const float *v = nav_poly_vert(m, p, k);
+            x += w * v[0], z += w * v[2], wsum += w;
+        }
+        x /= wsum, z /= wsum;
+    }
+    out[0] = (float)x;
+    out[2] = (float)z;
+    ck_assert_int_eq(nav_mesh_height(m, p, out[0], out[2], &out[1]), NAV_OK);
+    return p;
+}
+
+typedef struct prop_stats {
+    uint32_t queries, found, symmetric;
+    double max_err;
+} prop_stats;
+
+static void property_case(uint32_t seed, const fx_random_opts *o, uint64_t excl, int nq,
+                          prop_stats *st) {
+    nav_mesh *m = fx_random(seed, o);
+    vg_ref *ref = vg_new(m, excl);
+    ck_assert_ptr_nonnull(ref);
+    uint32_t rng = seed * 2654435761u + 1;
+    int usable = 0;
+    for (uint32_t p = 0; p < m->npolys; p++)
+        usable |= !((excl >> m->areas[p]) & 1u);
+    for (int q = 0; q < nq && usable; q++) {
+        float s[3], e[3];
+        uint32_t sp = random_point(m, excl, &rng, s), ep = random_point(m, excl, &rng, e);
+        double want = vg_shortest(ref, sp, s, ep, e);
+        run r;
+        search(&r, m, sp, s, ep, e, excl, 0);
+        st->queries++;
+        if (!isfinite(want)) {
+            ck_assert_msg(r.st == NAV_E_NOT_FOUND,
+                          "seed %u q %d: reference unreachable, search status %d", seed, q, r.st);
+            continue;
+        }
+        ck_assert_msg(r.st == NAV_OK, "seed %u q %d: status %d, reference %.6f", seed, q, r.st,
+                      want);
+        double got = xz_len(&r.res);
+        ck_assert_msg(fabs(got - want) <= 1e-4 && got <= want + 1e-6,
+                      "seed %u q %d: (%.6f,%.6f)p%u -> (%.6f,%.6f)p%u: optimal %.9f reference "
+                      "%.9f",
+                      seed, q, s[0], s[2], sp, e[0], e[2], ep, got, want);
+        ck_assert_float_eq_tol(r.res.corners[0], s[0], 1e-6f);
+        ck_assert_float_eq_tol(r.res.corners[3 * r.res.ncorners - 1], e[2], 1e-6f);
+        check_corridor(m, &r.res, sp, ep);
+        if (fabs(got - want) > st->max_err)
+            st->max_err = fabs(got - want);
+        st->found++;
+        run back;
+        search(&back, m, ep, e, sp, s, excl, 0);
+        ck_assert_int_eq(back.st, NAV_OK);
+        ck_assert_msg(fabs(xz_len(&back.res) - got) <= 1e-4, "seed %u q %d: asymmetric %.9f %.9f",
+                      seed, q, got, xz_len(&back.res));
+        st->symmetric++;
+    }
+    vg_free(ref);
+    nav_mesh_free(m);
+}
+
+static void property_run(const char *name, fx_random_opts o, uint64_t excl, uint32_t seeds,
+                         int nq) {
+    prop_stats st = {0};
+    for (uint32_t seed = 1; seed <= seeds; seed++)
+        property_case(seed, &o, excl, nq, &st);
+    printf("nav_optimal %s: %u seeds, %u queries, %u paths (max |optimal - reference| %.2e), "
+           "%u symmetric\n",
+           name, seeds, st.queries, st.found, st.max_err, st.symmetric);
+    ck_assert_uint_gt(st.found, st.queries / 4);
+}
+
+START_TEST(test_random_holes) {
+    fx_random_opts o = fx_random_defaults();
+    o.hole_ratio = 0.25f;
+    property_run("holes+triangles", o, 0, 150, 6);
+}
+END_TEST
+
+START_TEST(test_random_merged) {
+    fx_random_opts o = fx_random_defaults();
+    o.merge_runs = 1;
+    o.triangulate = 0;
+    o.hole_ratio = 0.3f;
+    property_run("merged runs (collinear vertices)", o, 0, 150, 6);
+}
+END_TEST
+
+START_TEST(test_random_bridge) {
+    fx_random_opts o = fx_random_defaults();
+    o.bridge = 1;
+    o.hole_ratio = 0.12f;
+    property_run("bridge", o, 0, 100, 6);
+}
+END_TEST
+
+START_TEST(test_random_excluded) {
+    fx_random_opts o = fx_random_defaults();
+    o.merge_runs = 1;
+    o.hole_ratio = 0.15f;
+    property_run("exclude area 1", o, 1ull << 1, 100, 6);
+}
+END_TEST
+
+START_TEST(test_random_narrow) {
+    /* long thin meshes with many holes: narrow corridors, many bends */
+    fx_random_opts o = fx_random_defaults();
+    o.width = 24;
+    o.height = 6;
+    o.hole_ratio = 0.35f;
+    o.islands = 0;
+    property_run("narrow", o, 0, 60, 4);
+}
+END_TEST
+
+Suite *nav_optimal_suite(void) {
+    Suite *s = suite_create("nav_optimal");
+    TCase *tc = tcase_create("hand");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_square_hole);
+    tcase_add_test(tc, test_zigzag);
+    tcase_add_test(tc, test_vertex_ends);
+    tcase_add_test(tc, test_edge_ends);
+    tcase_add_test(tc, test_same_poly_and_same_point);
+    tcase_add_test(tc, test_bridge_not_shortcut);
+    tcase_add_test(tc, test_link_one_way);
+    tcase_add_test(tc, test_link_shortcut_vs_reverse);
+    tcase_add_test(tc, test_excluded_area);
+    tcase_add_test(tc, test_limits_and_buffers);
+    suite_add_tcase(s, tc);
+    TCase *tp = tcase_create("reference");
+    tcase_add_checked_fixture(tp, setup, teardown);
+    tcase_set_timeout(tp, 300);
+    tcase_add_test(tp, test_random_holes);
+    tcase_add_test(tp, test_random_merged);
+    tcase_add_test(tp, test_random_bridge);
+    tcase_add_test(tp, test_random_excluded);
+    tcase_add_test(tp, test_random_narrow);
+    suite_add_tcase(s, tp);
+    return s;
+}
