@@ -492,12 +492,12 @@ START_TEST(test_limits) {
     const char *batch3 = "{\"queries\": [{\"start\":[1,0,1],\"end\":[3,0,3]},{\"start\":[1,0,1],"
                          "\"end\":[3,0,3]},{\"start\":[1,0,1],\"end\":[3,0,3]}]}";
     lim_expect(&c, "3 queries over --max-batch 2", "POST", "/v1/navmeshes/lim/paths", batch3,
-               strlen(batch3), 400, "bad_request", 1);
+               strlen(batch3), 413, "payload_too_large", 1);
     const char *agents3 =
         "{\"dt\":0.1,\"agents\":[{\"id\":\"a\",\"position\":[1,0,1]},{\"id\":\"b\",\"position\":"
         "[2,0,2]},{\"id\":\"c\",\"position\":[3,0,3]}]}";
     lim_expect(&c, "3 agents over --max-agents 2", "POST", "/v1/navmeshes/lim/step", agents3,
-               strlen(agents3), 400, "bad_request", 1);
+               strlen(agents3), 413, "payload_too_large", 1);
     const char *nodes = "{\"start\":[1,0,1],\"end\":[3,0,3],\"max_nodes\":1000000}";
     {
         tl_response r;
@@ -529,20 +529,15 @@ START_TEST(test_limits) {
         printf("limits: a body trickled at 3 bytes/s was still being read after 10 s\n");
         lim_failures++;
     }
-    /* Known gap, reported: libmicrohttpd's connection timeout is an idle
-       timeout and --request-timeout is checked only once the headers are in,
-       so a client that trickles header bytes is never cut (slowloris). This
-       prints the finding; NAVD_LIMITS_STRICT=1 makes it fail, for the fix. */
+    /* A header block trickled byte by byte (slowloris) must not hold a
+       connection past --request-timeout: libmicrohttpd's own timeout is
+       reset by every byte. */
     t = lim_closed_after(srv.port, "GET /health HTTP/1.1\r\n", "X-Slow: aaaaaaaaaaaaaaaaaa\r\n",
-                         300, 6);
-    if (t >= 0) {
-        printf("limits: trickled headers were cut after %.1f s\n", t);
-    } else {
-        const char *strict = getenv("NAVD_LIMITS_STRICT");
-        printf("limits: KNOWN GAP: headers trickled at 3 bytes/s were still being read after "
-               "6 s (a slow client can hold a connection slot indefinitely)\n");
-        if (strict && strcmp(strict, "1") == 0)
-            lim_failures++;
+                         300, 8);
+    printf("limits: trickled headers were cut after %.1f s (--request-timeout 2)\n", t);
+    if (t < 0) {
+        printf("limits: headers trickled at 3 bytes/s were still being read after 8 s\n");
+        lim_failures++;
     }
 
     /* Connections: twice the limit at once; then the service still answers. */
