@@ -109,7 +109,7 @@ char *api_metrics_render(api_registry *reg, size_t *len) {
                           route_label(r), method_label(r), c + 1, n);
         }
     sb_printf(&b, "# HELP navd_request_duration_seconds Time from the request's headers to the "
-                  "response being queued, by route pattern.\n"
+                  "response being sent, by route pattern.\n"
                   "# TYPE navd_request_duration_seconds histogram\n");
     for (unsigned r = 0; r < NROUTES; r++) {
         unsigned long long cum = 0;

@@ -42,16 +42,28 @@
  * heuristic stays admissible because a link costs at least the xz distance
  * between its ends.
  *
- * Pruning: root level (Polyanya's): the best g per root vertex or link
- * arrival is kept in a table stamped with a per-search generation (no
- * clearing); nodes whose root was later reached cheaper are dropped when
- * generated and when popped. Chains of nodes with exactly one successor are
- * followed without going through the open list.
+ * Pruning, all exact (never loses the optimum):
+ *   - root level (Polyanya's): the best g per root vertex or link arrival
+ *     is kept in a table stamped with a per-search generation (no
+ *     clearing); nodes whose root was later reached cheaper are dropped
+ *     when generated and when popped;
+ *   - corners: turning only at vertices whose walkable angle exceeds 180
+ *     degrees;
+ *   - dead ends: a node entering a polygon with no other way out (and no
+ *     goal, no link) is not generated;
+ *   - edge dominance: a node is dropped when an already expanded node on
+ *     the same edge reaches every point of its interval at no higher cost
+ *     (see dominated());
+ *   - once a goal node is in the open list, nothing costlier is pushed.
  *
- * Memory: nav_optimal_new allocates the node pool, open list, root records
- * and the corridor trail once. The per-vertex and per-polygon tables grow
- * (realloc) only when a mesh larger than any seen before is searched; after
- * that, searches allocate nothing.
+ * Memory: nav_optimal_new(max_nodes) allocates the node pool (open list,
+ * max_nodes), root records (max_nodes) and the corridor trail (2 *
+ * max_nodes) once; running out of any is NAV_E_LIMIT. The per-vertex,
+ * per-polygon and per-edge tables (stamped, never cleared) grow with
+ * realloc only when a mesh larger than any seen before is searched; after
+ * that, searches allocate nothing. About 120 bytes per max_nodes plus 36
+ * bytes per vertex, 8 per polygon and 16 per polygon edge of the largest
+ * mesh.
  */
 #include "nav/nav_optimal.h"
 
@@ -86,6 +98,8 @@ typedef struct opt_node {
     uint32_t poly;         /* polygon to expand (GOAL: the polygon the goal was seen from) */
     uint32_t trail;        /* corridor record of poly */
     uint32_t entry;        /* vertex id where the entry edge starts, NAV_NONE for START */
+    float ta, tb;          /* A and B as parameters of the entry edge (dominance) */
+    uint16_t elocal;       /* local index of the entry edge in poly */
     uint8_t kind, flags;
 } opt_node;
 
@@ -142,11 +156,10 @@ struct nav_optimal {
     uint32_t goal[OPT_MAX_GOAL], goal_from[OPT_MAX_GOAL];
     uint32_t ngoal;
     int overflow;
+    double goal_f; /* best goal node pushed so far: nothing costlier is worth pushing */
     /* turn records made during the current expansion (local vertex -> rec) */
     uint32_t tc_local[8], tc_rec[8];
     uint32_t ntc;
-    /* successors pushed by the current expansion (chain following) */
-    uint32_t npushed, last_pushed;
 };
 
 /* ---- small geometry ---- */
@@ -250,14 +263,14 @@ static uint32_t local_of(const nav_mesh *m, uint32_t p, uint32_t v) {
     return n;
 }
 
-/* Interior angle (radians, in (0, pi]) of convex polygon p at local vertex k. */
-static double poly_angle(const nav_mesh *m, uint32_t p, uint32_t k) {
+/* Is direction (dx, dz) strictly inside the angle of convex polygon p at
+   its local vertex k? */
+static int in_sector(const nav_mesh *m, uint32_t p, uint32_t k, double dx, double dz) {
     uint32_t n = nav_poly_nverts(m, p);
     const float *a = nav_poly_vert(m, p, k + n - 1), *v = nav_poly_vert(m, p, k),
                 *b = nav_poly_vert(m, p, k + 1);
-    double ax = (double)a[0] - v[0], az = (double)a[2] - v[2];
-    double bx = (double)b[0] - v[0], bz = (double)b[2] - v[2];
-    return atan2(fabs(ax * bz - az * bx), ax * bx + az * bz);
+    double x = v[0] + dx, z = v[2] + dz;
+    return orient(a[0], a[2], v[0], v[2], x, z) < 0 && orient(v[0], v[2], b[0], b[2], x, z) < 0;
 }
 
 /*
@@ -265,10 +278,14 @@ static double poly_angle(const nav_mesh *m, uint32_t p, uint32_t k) {
  * walkable angle around it, in the fan of polygons joined to p through
  * passable edges, exceeds 180 degrees: only there does an obstacle poke
  * into free space. A complete fan (no wall) is never one; a flat wall or an
- * inner corner of a room is not one either. Computed on the fly (the mesh is
- * shared and immutable; the exclude mask changes what is a wall) and cached
- * per search per vertex. Known approximation: a vertex welded into two
- * separate fans (levels touching at one point) caches the first fan's answer.
+ * inner corner of a room is not one either. Test without angles: walk the
+ * fan one way to its wall edge w; the walkable sweep exceeds 180 degrees
+ * exactly when the direction opposite to w lies strictly inside it (inside
+ * a polygon's angle or along a passable edge between two of them).
+ * Computed on the fly (the mesh is shared and immutable; the exclude mask
+ * changes what is a wall) and cached per search per vertex. Known
+ * approximation: a vertex welded into two separate fans (levels touching at
+ * one point) caches the first fan's answer.
  */
 static int is_corner(nav_optimal *o, uint32_t p, uint32_t k) {
     const nav_mesh *m = o->m;
@@ -276,18 +293,45 @@ static int is_corner(nav_optimal *o, uint32_t p, uint32_t k) {
     opt_vstate *vs = &o->vtab[v];
     if (vs->cgen == o->gen)
         return vs->corner;
-    double angle = poly_angle(m, p, k);
-    int corner = 1, closed = 0;
-    for (int dir = 0; dir < 2 && !closed; dir++) {
-        uint32_t cur = p, kk = k;
-        for (int i = 0; i < OPT_MAX_FAN; i++) {
+    int corner = 0;
+    /* forward (across the edge leaving v) to the wall */
+    uint32_t cur = p, kk = k;
+    int walled = 0;
+    for (int i = 0; i < OPT_MAX_FAN; i++) {
+        uint32_t nb = m->poly_nei[m->poly_start[cur] + kk];
+        if (!passable(o, nb)) {
+            walled = 1;
+            break;
+        }
+        if (nb == p)
+            break;
+        uint32_t j = local_of(m, nb, v);
+        if (j == nav_poly_nverts(m, nb)) {
+            walled = 1;
+            break;
+        }
+        cur = nb;
+        kk = j;
+    }
+    if (walled) {
+        const float *pv = nav_vert(m, v), *pw = nav_poly_vert(m, cur, kk + 1);
+        double dx = (double)pv[0] - pw[0], dz = (double)pv[2] - pw[2];
+        /* backward from there over the whole fan */
+        for (int i = 0; i < OPT_MAX_FAN && !corner; i++) {
+            if (in_sector(m, cur, kk, dx, dz)) {
+                corner = 1;
+                break;
+            }
             uint32_t cn = nav_poly_nverts(m, cur);
-            uint32_t e = dir == 0 ? kk : (kk + cn - 1) % cn;
+            uint32_t e = (kk + cn - 1) % cn;
             uint32_t nb = m->poly_nei[m->poly_start[cur] + e];
             if (!passable(o, nb))
                 break;
-            if (nb == p) {
-                closed = 1;
+            /* the passable edge (prev -> v) itself, pointing away from v */
+            const float *pa = nav_poly_vert(m, cur, kk + cn - 1);
+            double ex = (double)pa[0] - pv[0], ez = (double)pa[2] - pv[2];
+            if (orient(0, 0, ex, ez, dx, dz) == 0 && ex * dx + ez * dz > 0) {
+                corner = 1;
                 break;
             }
             uint32_t j = local_of(m, nb, v);
@@ -295,11 +339,8 @@ static int is_corner(nav_optimal *o, uint32_t p, uint32_t k) {
                 break;
             cur = nb;
             kk = j;
-            angle += poly_angle(m, cur, kk);
         }
     }
-    if (closed || angle <= 3.14159265358979323846 + 1e-9)
-        corner = 0;
     vs->cgen = o->gen;
     vs->corner = (uint8_t)corner;
     return corner;
@@ -405,26 +446,11 @@ static double seg_dist(double px, double pz, double ax, double az, double bx, do
     return dist(px, pz, ax + u * dx, az + u * dz);
 }
 
-/* Edge index (global) and edge parameters of the node's interval. */
-static uint32_t node_edge(const nav_optimal *o, const opt_node *nd, uint32_t e, double *ta,
-                          double *tb) {
-    const nav_mesh *m = o->m;
-    uint32_t s = m->poly_start[nd->poly], n = nav_poly_nverts(m, nd->poly);
-    const float *v0 = nav_vert(m, m->poly_verts[s + e]);
-    const float *v1 = nav_vert(m, m->poly_verts[s + (e + 1) % n]);
-    double dx = (double)v1[0] - v0[0], dz = (double)v1[2] - v0[2], l2 = dx * dx + dz * dz;
-    *ta = ((nd->ax - v0[0]) * dx + (nd->az - v0[2]) * dz) / l2;
-    *tb = ((nd->bx - v0[0]) * dx + (nd->bz - v0[2]) * dz) / l2;
-    return s + e;
-}
-
-static int dominated(const nav_optimal *o, const opt_node *nd, uint32_t e) {
-    const opt_estate *es = &o->etab[o->m->poly_start[nd->poly] + e];
+static int dominated(const nav_optimal *o, const opt_node *nd) {
+    const opt_estate *es = &o->etab[o->m->poly_start[nd->poly] + nd->elocal];
     if (es->gen != o->gen || es->rec == nd->rec)
         return 0;
-    double ta, tb;
-    node_edge(o, nd, e, &ta, &tb);
-    if (ta < (double)es->t0 - 1e-9 || tb > (double)es->t1 + 1e-9)
+    if (nd->ta < es->t0 - 1e-6f || nd->tb > es->t1 + 1e-6f)
         return 0;
     const opt_rec *r = &o->recs[nd->rec], *ro = &o->recs[es->rec];
     double px = nd->ax, pz = nd->az;
@@ -443,22 +469,20 @@ static int dominated(const nav_optimal *o, const opt_node *nd, uint32_t e) {
 
 /* Records an expanded node as its edge's reference for dominance, keeping
    the wider interval when both are the same root's. */
-static void record_edge(nav_optimal *o, const opt_node *nd, uint32_t e) {
-    double ta, tb;
-    uint32_t ei = node_edge(o, nd, e, &ta, &tb);
-    opt_estate *es = &o->etab[ei];
+static void record_edge(nav_optimal *o, const opt_node *nd) {
+    opt_estate *es = &o->etab[o->m->poly_start[nd->poly] + nd->elocal];
     if (es->gen == o->gen) {
         /* keep the cheaper reference at the new interval's middle */
         const opt_rec *r = &o->recs[nd->rec], *ro = &o->recs[es->rec];
         double mx = 0.5 * (nd->ax + nd->bx), mz = 0.5 * (nd->az + nd->bz);
         if (ro->g + dist(ro->x, ro->z, mx, mz) <= r->g + dist(r->x, r->z, mx, mz) &&
-            tb - ta <= (double)es->t1 - es->t0)
+            nd->tb - nd->ta <= es->t1 - es->t0)
             return;
     }
     es->gen = o->gen;
     es->rec = nd->rec;
-    es->t0 = (float)ta;
-    es->t1 = (float)tb;
+    es->t0 = nd->ta;
+    es->t1 = nd->tb;
 }
 
 static int goal_index(const nav_optimal *o, uint32_t p);
@@ -482,13 +506,28 @@ static int dead_end(const nav_optimal *o, uint32_t q, uint32_t entry) {
    NAV_E_LIMIT). */
 static uint32_t push_node(nav_optimal *o, uint8_t kind, uint32_t poly, uint32_t entry, uint32_t rec,
                           double ax, double az, double bx, double bz, uint8_t flags, double f,
-                          uint32_t trail_parent) {
+                          uint32_t trail_parent, double ta, double tb) {
+    if (kind == K_GOAL) {
+        if (f >= o->goal_f)
+            return NAV_NONE;
+        o->goal_f = f;
+    } else if (f >= o->goal_f) {
+        return NAV_NONE;
+    }
     if ((kind == K_NORMAL || kind == K_FULL) && dead_end(o, poly, entry))
         return NAV_NONE;
+    uint32_t el = entry == NAV_NONE ? 0 : local_of(o->m, poly, entry);
     if (kind == K_NORMAL) {
-        opt_node probe = {.ax = ax, .az = az, .bx = bx, .bz = bz, .rec = rec, .poly = poly};
-        uint32_t e = local_of(o->m, poly, entry);
-        if (e < nav_poly_nverts(o->m, poly) && dominated(o, &probe, e))
+        opt_node probe = {.rec = rec,
+                          .poly = poly,
+                          .ta = (float)ta,
+                          .tb = (float)tb,
+                          .ax = ax,
+                          .az = az,
+                          .bx = bx,
+                          .bz = bz,
+                          .elocal = (uint16_t)el};
+        if (dominated(o, &probe))
             return NAV_NONE;
     }
     if (o->nfree == 0 && o->nused >= o->cap) {
@@ -515,11 +554,12 @@ static uint32_t push_node(nav_optimal *o, uint8_t kind, uint32_t poly, uint32_t 
     n->poly = poly;
     n->trail = tr;
     n->entry = entry;
+    n->ta = (float)ta;
+    n->tb = (float)tb;
+    n->elocal = (uint16_t)el;
     n->kind = kind;
     n->flags = flags;
     heap_push(o, f, o->recs[rec].g, idx);
-    o->npushed++;
-    o->last_pushed = idx;
     return idx;
 }
 
@@ -563,7 +603,7 @@ static void push_full(nav_optimal *o, uint32_t nb, uint32_t entry, uint32_t rec,
     ps->rec = rec;
     const opt_rec *r = &o->recs[rec];
     double f = r->g + dist(r->x, r->z, o->tx, o->tz);
-    push_node(o, K_FULL, nb, entry, rec, r->x, r->z, r->x, r->z, 0, f, trail_parent);
+    push_node(o, K_FULL, nb, entry, rec, r->x, r->z, r->x, r->z, 0, f, trail_parent, 0, 1);
 }
 
 /*
@@ -575,7 +615,7 @@ static void push_piece(nav_optimal *o, uint32_t p, uint32_t j, double t0, double
                        int from_start, uint32_t trail_parent) {
     const nav_mesh *m = o->m;
     uint32_t s = m->poly_start[p], n = nav_poly_nverts(m, p);
-    uint32_t j1 = (j + 1) % n;
+    uint32_t j1 = j + 1 == n ? 0 : j + 1;
     uint32_t nb = m->poly_nei[s + j];
     const float *va = nav_vert(m, m->poly_verts[s + j]);
     const float *vb = nav_vert(m, m->poly_verts[s + j1]);
@@ -590,7 +630,8 @@ static void push_piece(nav_optimal *o, uint32_t p, uint32_t j, double t0, double
         double yx = t1 == 1 ? vb[0] : va[0] + t1 * ex, yz = t1 == 1 ? vb[2] : va[2] + t1 * ez;
         uint8_t flags = (uint8_t)((t1 == 1 ? F_AVERT : 0) | (t0 == 0 ? F_BVERT : 0));
         double f = r->g + heur(r->x, r->z, yx, yz, xx, xz, o->tx, o->tz);
-        push_node(o, K_NORMAL, nb, entry, rec, yx, yz, xx, xz, flags, f, trail_parent);
+        push_node(o, K_NORMAL, nb, entry, rec, yx, yz, xx, xz, flags, f, trail_parent, 1 - t1,
+                  1 - t0);
         return;
     }
     if (c > 0)
@@ -676,7 +717,7 @@ static void expand_links(nav_optimal *o, const opt_node *nd) {
         o->recs[rb].key = key;
         o->recs[rb].link = id;
         double f = g + dist(b[0], b[2], o->tx, o->tz);
-        push_node(o, K_START, to_poly, NAV_NONE, rb, b[0], b[2], b[0], b[2], 0, f, nd->trail);
+        push_node(o, K_START, to_poly, NAV_NONE, rb, b[0], b[2], b[0], b[2], 0, f, nd->trail, 0, 0);
     }
 }
 
@@ -684,7 +725,7 @@ static void expand_links(nav_optimal *o, const opt_node *nd) {
 static void expand_all(nav_optimal *o, const opt_node *nd) {
     const nav_mesh *m = o->m;
     uint32_t p = nd->poly, s = m->poly_start[p], n = nav_poly_nverts(m, p);
-    uint32_t skip = nd->entry == NAV_NONE ? n : local_of(m, p, nd->entry);
+    uint32_t skip = nd->entry == NAV_NONE ? n : nd->elocal;
     for (uint32_t j = 0; j < n; j++) {
         if (j == skip || !passable(o, m->poly_nei[s + j]))
             continue;
@@ -695,22 +736,20 @@ static void expand_all(nav_optimal *o, const opt_node *nd) {
 static void expand_normal(nav_optimal *o, const opt_node *nd) {
     const nav_mesh *m = o->m;
     uint32_t p = nd->poly, s = m->poly_start[p], n = nav_poly_nverts(m, p);
-    uint32_t e = local_of(m, p, nd->entry);
-    if (e == n)
+    uint32_t e = nd->elocal;
+    if (dominated(o, nd))
         return;
-    if (dominated(o, nd, e))
-        return;
-    record_edge(o, nd, e);
+    record_edge(o, nd);
     const opt_rec *r = &o->recs[nd->rec];
     double rx = r->x, rz = r->z;
     uint32_t rec = nd->rec;
     /* far chain w_0 = v_{e+1} ... w_{n-1} = v_e runs from B's side to A's */
-    const float *w0 = nav_vert(m, m->poly_verts[s + (e + 1) % n]);
+    uint32_t j = e + 1 == n ? 0 : e + 1;
+    const float *w0 = nav_vert(m, m->poly_verts[s + j]);
     double sb0 = orient(rx, rz, nd->bx, nd->bz, w0[0], w0[2]);
     double sa0 = orient(rx, rz, nd->ax, nd->az, w0[0], w0[2]);
-    for (uint32_t i = 0; i + 1 < n; i++) {
-        uint32_t j = (e + 1 + i) % n;
-        const float *w1 = nav_vert(m, m->poly_verts[s + (j + 1) % n]);
+    for (uint32_t i = 0; i + 1 < n; i++, j = j + 1 == n ? 0 : j + 1) {
+        const float *w1 = nav_vert(m, m->poly_verts[s + (j + 1 == n ? 0 : j + 1)]);
         double sb1 = orient(rx, rz, nd->bx, nd->bz, w1[0], w1[2]);
         double sa1 = orient(rx, rz, nd->ax, nd->az, w1[0], w1[2]);
         if (passable(o, m->poly_nei[s + j])) {
@@ -762,7 +801,7 @@ static void expand(nav_optimal *o, const opt_node *nd) {
         uint32_t from;
         double g = reach(o, nd, o->tx, o->tz, &from);
         if (isfinite(g))
-            push_node(o, K_GOAL, nd->poly, NAV_NONE, from, 0, 0, 0, 0, 0, g, nd->trail);
+            push_node(o, K_GOAL, nd->poly, NAV_NONE, from, 0, 0, 0, 0, 0, g, nd->trail, 0, 0);
         return;
     }
     expand_links(o, nd);
@@ -849,6 +888,7 @@ static int prepare(nav_optimal *o, const nav_mesh *m) {
     o->m = m;
     o->nfree = o->nused = o->nheap = o->nrecs = o->ntrail = 0;
     o->overflow = 0;
+    o->goal_f = INFINITY;
     return 1;
 }
 
@@ -1012,7 +1052,7 @@ nav_status nav_optimal_search(nav_optimal *o, const nav_mesh *m, uint32_t start_
     uint32_t sr = new_rec(o, R_START, start[0], start[2], 0, NAV_NONE, start_poly);
     o->recs[sr].y = start[1];
     push_node(o, K_START, start_poly, NAV_NONE, sr, start[0], start[2], start[0], start[2], 0,
-              dist(start[0], start[2], o->tx, o->tz), NAV_NONE);
+              dist(start[0], start[2], o->tx, o->tz), NAV_NONE, 0, 0);
 
     uint32_t expanded = 0;
     while (o->nheap > 0) {
@@ -1024,30 +1064,19 @@ nav_status nav_optimal_search(nav_optimal *o, const nav_mesh *m, uint32_t start_
             fill_result(o, &nd, end, end_poly, res);
             return NAV_OK;
         }
-        /* follow chains of single successors without the open list */
-        for (;;) {
-            if (root_dominated(o, &o->recs[nd.rec]))
-                break;
-            if (expanded >= budget) {
-                res->nodes_expanded = expanded;
-                return NAV_E_LIMIT;
-            }
-            expanded++;
-            if (res->expanded && res->nexpanded < res->max_expanded)
-                res->expanded[res->nexpanded++] = nd.poly;
-            o->npushed = 0;
-            expand(o, &nd);
-            if (o->overflow) {
-                res->nodes_expanded = expanded;
-                return NAV_E_LIMIT;
-            }
-            if (o->npushed != 1 || o->nodes[o->last_pushed].kind == K_GOAL ||
-                o->heap[0].node != o->last_pushed)
-                break;
-            /* the only successor is also the best open node: take it now */
-            ni = heap_pop(o);
-            nd = o->nodes[ni];
-            o->free_nodes[o->nfree++] = ni;
+        if (root_dominated(o, &o->recs[nd.rec]))
+            continue;
+        if (expanded >= budget) {
+            res->nodes_expanded = expanded;
+            return NAV_E_LIMIT;
+        }
+        expanded++;
+        if (res->expanded && res->nexpanded < res->max_expanded)
+            res->expanded[res->nexpanded++] = nd.poly;
+        expand(o, &nd);
+        if (o->overflow) {
+            res->nodes_expanded = expanded;
+            return NAV_E_LIMIT;
         }
     }
     res->nodes_expanded = expanded;

@@ -26,6 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "test_fixtures.h"
 #include "test_http.h"
 
 /* Square [0,10]^2 with the hole [4,6]^2: grid lines 0, 4, 6, 10 on both axes,
@@ -419,6 +420,110 @@ START_TEST(keep_alive_survives_errors) {
         th_response_free(&r);
     }
     th_close(&c);
+}
+END_TEST
+
+/* ---- the shared Recast meshes, end to end over HTTP ----
+ * Counts and areas are those of ../shared/meshes/README.md; the reference
+ * answers are Detour's (not optimal), so our xz length may only be shorter. */
+static double xz_length(const json_t *corners) {
+    double len = 0;
+    for (size_t i = 1; i < json_array_size(corners); i++) {
+        const json_t *a = json_array_get(corners, i - 1), *b = json_array_get(corners, i);
+        double dx =
+            json_number_value(json_array_get(b, 0)) - json_number_value(json_array_get(a, 0));
+        double dz =
+            json_number_value(json_array_get(b, 2)) - json_number_value(json_array_get(a, 2));
+        len += sqrt(dx * dx + dz * dz);
+    }
+    return len;
+}
+
+START_TEST(shared_meshes_over_http) {
+    static const struct {
+        const char *name;
+        int verts, polys, regions;
+        double area;
+    } meshes[] = {{"dungeon", 223, 118, 4, 1585.3},
+                  {"nav_test", 349, 155, 17, 4002.0},
+                  {"undulating", 374, 216, 1, 8795.5}};
+    if (!fx_shared_mesh_path("dungeon.navmesh.json")) {
+        printf("api_http: ../shared/meshes absent: shared mesh checks skipped\n");
+        return;
+    }
+    for (size_t m = 0; m < 3; m++) {
+        char file[96], path[128];
+        size_t len;
+        /* JSON (with the detail mesh) and OBJ give the same counts */
+        for (int obj = 0; obj < 2; obj++) {
+            snprintf(file, sizeof file, "%s.navmesh.%s", meshes[m].name, obj ? "obj" : "json");
+            char *body = fx_read_file(fx_shared_mesh_path(file), &len);
+            ck_assert_ptr_nonnull(body);
+            snprintf(path, sizeof path, "/v1/navmeshes/shared-%s%s", meshes[m].name,
+                     obj ? "-obj" : "");
+            th_response r;
+            th_request(srv.port, "PUT", path, obj ? "model/obj" : "application/json", body, len,
+                       NULL, &r);
+            ck_assert_msg(r.status == 201, "%s: %d %s", file, r.status, r.body);
+            json_t *meta = parse(&r);
+            ck_assert_int_eq(int_field(meta, "vertices"), meshes[m].verts);
+            ck_assert_int_eq(int_field(meta, "polygons"), meshes[m].polys);
+            ck_assert_int_eq(int_field(meta, "components"), meshes[m].regions);
+            ck_assert_double_eq_tol(num_field(meta, "area"), meshes[m].area, 0.05);
+            json_decref(meta);
+            th_response_free(&r);
+            free(body);
+        }
+        /* the first 200 reference queries as one batch */
+        snprintf(file, sizeof file, "%s.queries.json", meshes[m].name);
+        char *text = fx_read_file(fx_shared_mesh_path(file), &len);
+        json_t *ref = json_loadb(text, len, 0, NULL);
+        free(text);
+        ck_assert_ptr_nonnull(ref);
+        size_t n = json_array_size(ref) < 200 ? json_array_size(ref) : 200;
+        json_t *qs = json_array();
+        for (size_t i = 0; i < n; i++) {
+            json_t *q = json_array_get(ref, i);
+            json_array_append_new(qs, json_pack("{s:O,s:O}", "start", json_object_get(q, "start"),
+                                                "end", json_object_get(q, "end")));
+        }
+        json_t *req = json_pack("{s:o,s:b}", "queries", qs, "cache", 0);
+        char *body = json_dumps(req, JSON_COMPACT | JSON_REAL_PRECISION(9));
+        json_decref(req);
+        snprintf(path, sizeof path, "/v1/navmeshes/shared-%s/paths", meshes[m].name);
+        th_response r;
+        th_json(srv.port, "POST", path, body, &r);
+        free(body);
+        ck_assert_msg(r.status == 200, "%s", r.body);
+        json_t *res = parse(&r);
+        th_response_free(&r);
+        json_t *results = json_object_get(res, "results");
+        ck_assert_int_eq(json_array_size(results), n);
+        double ours = 0, theirs = 0;
+        for (size_t i = 0; i < n; i++) {
+            json_t *q = json_array_get(ref, i), *a = json_array_get(results, i);
+            ck_assert_msg(
+                json_object_get(a, "error") == NULL, "%s query %zu: %s", meshes[m].name, i,
+                json_string_value(json_object_get(json_object_get(a, "error"), "message")));
+            const char *want = json_string_value(json_object_get(q, "status"));
+            const char *got = json_string_value(json_object_get(a, "status"));
+            ck_assert_msg(strcmp(want, got) == 0, "%s query %zu: %s, reference %s", meshes[m].name,
+                          i, got, want);
+            if (strcmp(want, "complete") == 0) {
+                double mine = xz_length(json_object_get(a, "corners"));
+                double refl = json_number_value(json_object_get(q, "length2d"));
+                ck_assert_msg(mine <= refl + 1e-3, "%s query %zu: %.6f m, reference %.6f m",
+                              meshes[m].name, i, mine, refl);
+                ours += mine;
+                theirs += refl;
+            }
+        }
+        printf("api_http: %s over HTTP: %zu queries agree; complete paths %.1f m vs reference "
+               "%.1f m (xz)\n",
+               meshes[m].name, n, ours, theirs);
+        json_decref(res);
+        json_decref(ref);
+    }
 }
 END_TEST
 
@@ -1379,6 +1484,7 @@ Suite *api_http_suite(void) {
     tcase_add_test(tc, concurrent_clients_lose_nothing);
     tcase_add_test(tc, health_and_metrics);
     tcase_add_test(tc, request_log_lines);
+    tcase_add_test(tc, shared_meshes_over_http);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("limits");

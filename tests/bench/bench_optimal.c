@@ -1,0 +1,202 @@
+/*
+ * bench_optimal: the optimal (interval) search against the corridor search,
+ * side by side in one run, through the public nav_find_path (both snaps,
+ * search, and string pulling for the corridor). Prints us/query for both and
+ * their ratio, for short, medium and long paths, on the shared Recast meshes
+ * (their reference queries, split into thirds by straight-line distance) and
+ * on a generated mesh of over 100,000 polygons. Also the share of optimal
+ * requests that fell back to the corridor (budget) and how much shorter the
+ * optimal paths are. Figures only; nothing is asserted.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nav/nav_internal.h"
+#include "nav/nav_query.h"
+#include "tests/bench/bench.h"
+#include "tests/bench/mesh_json.h"
+#include "tests/test_fixtures.h"
+
+typedef struct ob_buf {
+    float corners[3 * 2048];
+    uint32_t polys[1 << 14];
+    uint32_t links[64];
+    nav_path_result res;
+} ob_buf;
+
+typedef struct ob_req {
+    float start[3], end[3];
+    double dist;
+} ob_req;
+
+typedef struct ob_fig {
+    double us, len, nodes;
+    int fallback, failed;
+} ob_fig;
+
+static void ob_run(nav_query *q, const nav_mesh *m, const ob_req *rs, int n, nav_algo algo,
+                   const float ext[3], int reps, ob_buf *b, ob_fig *out) {
+    memset(out, 0, sizeof *out);
+    double t0 = bench_now();
+    for (int r = 0; r < reps; r++)
+        for (int i = 0; i < n; i++) {
+            nav_path_request req = {.algorithm = algo};
+            memcpy(req.start, rs[i].start, sizeof req.start);
+            memcpy(req.end, rs[i].end, sizeof req.end);
+            memcpy(req.extents, ext, sizeof req.extents);
+            memset(&b->res, 0, sizeof b->res);
+            b->res.corners = b->corners;
+            b->res.max_corners = 2048;
+            b->res.polys = b->polys;
+            b->res.max_polys = 1 << 14;
+            b->res.links = b->links;
+            b->res.max_links = 64;
+            nav_status st = nav_find_path(q, m, &req, &b->res);
+            if (r > 0)
+                continue;
+            if (st != NAV_OK) {
+                out->failed++;
+                continue;
+            }
+            double l = 0;
+            for (uint32_t c = 1; c < b->res.ncorners; c++)
+                l += hypot((double)b->corners[3 * c] - b->corners[3 * c - 3],
+                           (double)b->corners[3 * c + 2] - b->corners[3 * c - 1]);
+            out->len += l;
+            out->nodes += b->res.nodes_expanded;
+            out->fallback += algo == NAV_ALGO_OPTIMAL && b->res.algorithm != NAV_ALGO_OPTIMAL;
+        }
+    out->us = (bench_now() - t0) * 1e6 / ((double)(n ? n : 1) * reps);
+}
+
+static void ob_band(nav_query *q, const nav_mesh *m, const char *mesh, const char *band,
+                    const ob_req *rs, int n, const float ext[3], int reps, ob_buf *b,
+                    double *sum_ratio, int *nratio) {
+    if (n == 0)
+        return;
+    ob_fig c, o;
+    ob_run(q, m, rs, n, NAV_ALGO_CORRIDOR, ext, 1, b, &c); /* warm up */
+    ob_run(q, m, rs, n, NAV_ALGO_CORRIDOR, ext, reps, b, &c);
+    ob_run(q, m, rs, n, NAV_ALGO_OPTIMAL, ext, reps, b, &o);
+    printf("  %-10s %-6s %4d queries: optimal %8.2f us  corridor %8.2f us  optimal/corridor "
+           "%5.2f | nodes %7.0f vs %7.0f | corridor paths %.2f%% longer | fallbacks %d\n",
+           mesh, band, n, o.us, c.us, o.us / c.us, o.nodes / n, c.nodes / n,
+           o.len > 0 ? 100.0 * (c.len - o.len) / o.len : 0.0, o.fallback);
+    *sum_ratio += o.us / c.us;
+    (*nratio)++;
+}
+
+static int ob_cmp(const void *a, const void *b) {
+    double x = ((const ob_req *)a)->dist, y = ((const ob_req *)b)->dist;
+    return (x > y) - (x < y);
+}
+
+static void ob_shared(nav_query *q, ob_buf *b, double *sum_ratio, int *nratio) {
+    static const char *const names[] = {"dungeon", "nav_test", "undulating"};
+    const float ext[3] = {2, 4, 2};
+    for (int k = 0; k < 3; k++) {
+        char file[128];
+        snprintf(file, sizeof file, "%s.navmesh.json", names[k]);
+        const char *mp = fx_shared_mesh_path(file);
+        nav_mesh *m = mp ? mj_load(mp) : NULL;
+        snprintf(file, sizeof file, "%s.queries.json", names[k]);
+        const char *qp = fx_shared_mesh_path(file);
+        uint32_t nq = 0;
+        mj_query *qs = m && qp ? mj_queries(qp, &nq) : NULL;
+        if (!m || !qs) {
+            printf("  ../shared absent or unreadable: skipping %s\n", names[k]);
+            nav_mesh_free(m);
+            free(qs);
+            continue;
+        }
+        ob_req *rs = calloc(nq ? nq : 1, sizeof *rs);
+        int n = 0;
+        for (uint32_t i = 0; i < nq; i++) {
+            if (!qs[i].complete)
+                continue;
+            memcpy(rs[n].start, qs[i].start, sizeof rs[n].start);
+            memcpy(rs[n].end, qs[i].end, sizeof rs[n].end);
+            rs[n].dist = nav_dist2d(qs[i].start, qs[i].end);
+            n++;
+        }
+        qsort(rs, (size_t)n, sizeof *rs, ob_cmp);
+        int t = n / 3;
+        ob_band(q, m, names[k], "short", rs, t, ext, 5, b, sum_ratio, nratio);
+        ob_band(q, m, names[k], "medium", rs + t, t, ext, 5, b, sum_ratio, nratio);
+        ob_band(q, m, names[k], "long", rs + 2 * t, n - 2 * t, ext, 5, b, sum_ratio, nratio);
+        free(rs);
+        free(qs);
+        nav_mesh_free(m);
+    }
+}
+
+/* A random point strictly inside a random polygon. */
+static uint32_t ob_point(const nav_mesh *m, uint32_t *rng, float out[3]) {
+    uint32_t p = fx_rand(rng) % m->npolys, n = nav_poly_nverts(m, p);
+    double w[64], sum = 0;
+    for (uint32_t k = 0; k < n && k < 64; k++)
+        sum += (w[k] = 0.1 + fx_randf(rng));
+    out[0] = out[1] = out[2] = 0;
+    for (uint32_t k = 0; k < n && k < 64; k++)
+        for (int i = 0; i < 3; i++)
+            out[i] += (float)(w[k] / sum * nav_poly_vert(m, p, k)[i]);
+    return p;
+}
+
+static void ob_large(nav_query *q, ob_buf *b, double *sum_ratio, int *nratio) {
+    fx_random_opts o = fx_random_defaults();
+    o.width = o.height = 320;
+    o.hole_ratio = 0.2f;
+    o.islands = 0;
+    nav_mesh *m = fx_random(2024, &o);
+    printf("  fx_random 320 x 320, holes 20%%: %u polygons\n", nav_mesh_polygon_count(m));
+    static const struct {
+        const char *name;
+        double lo, hi;
+        int n;
+    } bands[] = {{"short", 2, 20, 200}, {"medium", 40, 100, 60}, {"long", 200, 450, 20}};
+    const float ext[3] = {0.5f, 1, 0.5f};
+    for (int k = 0; k < 3; k++) {
+        ob_req *rs = calloc((size_t)bands[k].n, sizeof *rs);
+        uint32_t rng = 777u + (uint32_t)k;
+        int n = 0;
+        for (int tries = 0; n < bands[k].n && tries < 1000000; tries++) {
+            float s[3], e[3];
+            uint32_t ps = ob_point(m, &rng, s), pe = ob_point(m, &rng, e);
+            double d = nav_dist2d(s, e);
+            if (d < bands[k].lo || d > bands[k].hi || !nav_mesh_reachable(m, ps, pe))
+                continue;
+            memcpy(rs[n].start, s, sizeof s);
+            memcpy(rs[n].end, e, sizeof e);
+            rs[n].dist = d;
+            n++;
+        }
+        ob_band(q, m, "random320", bands[k].name, rs, n, ext, k == 2 ? 1 : 3, b, sum_ratio, nratio);
+        free(rs);
+    }
+    nav_mesh_free(m);
+}
+
+void bench_optimal(void) {
+    printf("\n== optimal (interval search) vs corridor (A* + string pulling), nav_find_path, "
+           "uncached\n");
+    nav_query *q = nav_query_new(1u << 18);
+    ob_buf *b = malloc(sizeof *b);
+    if (!q || !b) {
+        printf("  allocation failed\n");
+        nav_query_free(q);
+        free(b);
+        return;
+    }
+    double sum_ratio = 0;
+    int nratio = 0;
+    ob_shared(q, b, &sum_ratio, &nratio);
+    ob_large(q, b, &sum_ratio, &nratio);
+    if (nratio)
+        printf("  mean optimal/corridor time ratio over the %d bands: %.2f\n", nratio,
+               sum_ratio / nratio);
+    free(b);
+    nav_query_free(q);
+}
