@@ -15,6 +15,26 @@
  * string-pulls 0.1-0.6 % longer than Detour on average, this one 0-0.5 %
  * shorter. The price is that the corridor depends on the exact points, which
  * nav_cache.h documents for corridor reuse.
+ *
+ * Dispatch and partial paths (what nav_find_path promises):
+ * - AUTO and OPTIMAL use the optimal search when every passable area costs
+ *   1 (nav_filter_is_uniform), else the corridor search (an OPTIMAL request
+ *   with costs is answered by the corridor search: costs win).
+ * - Optimal search out of nodes (NAV_E_LIMIT): the corridor search runs
+ *   with the same budget; its answer is reported (algorithm "corridor"),
+ *   complete when it gets there, else partial with NAV_PATH_PARTIAL_BUDGET.
+ * - End unreachable (nav_mesh_reachable, i.e. the precomputed components
+ *   with one-way links respected): the target becomes the point closest
+ *   (3-D) to the snapped end on a polygon reachable from the start and not
+ *   excluded, found through the spatial index; the path leads there with
+ *   NAV_PATH_PARTIAL_UNREACHABLE, and res->end / end_poly name it.
+ * - Reachable by components but cut off by the filter's exclusions: the
+ *   corridor search expands everything it can reach and goes to the closest
+ *   point among those polygons (NAV_PATH_PARTIAL_UNREACHABLE).
+ * - Budget exhausted in the corridor search (max_nodes expansions, or the
+ *   pool full): the path leads to the expanded polygon whose entry point is
+ *   closest to the target, ending at that polygon's point closest to the
+ *   end, as Detour does (NAV_PATH_PARTIAL_BUDGET).
  */
 #include <float.h>
 #include <math.h>
