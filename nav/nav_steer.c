@@ -92,9 +92,14 @@ nav_steer *nav_steer_new(uint32_t max_agents, uint32_t max_obstacles) {
     s->item_cell = calloc(2 * (size_t)items, sizeof *s->item_cell);
     s->item_bucket = calloc(items, sizeof *s->item_bucket);
     s->fill = calloc(s->nbuckets, sizeof *s->fill);
-    s->memo_polys = malloc(STEER_MEMO_POLYS * sizeof *s->memo_polys);
-    s->memo_recs = calloc(STEER_MEMO_RECS, sizeof *s->memo_recs);
-    s->memo_index = calloc(STEER_MEMO_INDEX, sizeof *s->memo_index);
+    s->memo_cap = STEER_MEMO_MIN;
+    while (s->memo_cap < STEER_MEMO_MAX && (uint64_t)s->memo_cap < 1024ull * max_agents)
+        s->memo_cap <<= 1;
+    s->memo_nrecs = s->memo_cap / 32;
+    s->memo_nidx = s->memo_cap / 2;
+    s->memo_polys = malloc(s->memo_cap * sizeof *s->memo_polys);
+    s->memo_recs = calloc(s->memo_nrecs, sizeof *s->memo_recs);
+    s->memo_index = calloc(s->memo_nidx, sizeof *s->memo_index);
     s->via_none = malloc(STEER_PATH_POLYS * sizeof *s->via_none);
     s->push = calloc(2 * (size_t)max_agents, sizeof *s->push);
     if (!s->agents || !s->bucket_start || !s->items || !s->item_cell || !s->item_bucket ||
@@ -105,7 +110,7 @@ nav_steer *nav_steer_new(uint32_t max_agents, uint32_t max_obstacles) {
     for (uint32_t k = 0; k < STEER_PATH_POLYS; k++)
         s->via_none[k] = NAV_NONE;
     /* every record starts invalid: its abs (0) is a full ring behind */
-    s->memo_wpos = (uint64_t)STEER_MEMO_POLYS + 1;
+    s->memo_wpos = (uint64_t)s->memo_cap + 1;
     s->path.corners = s->corners;
     s->path.polys = s->polys;
     s->path.links = s->links;
@@ -431,7 +436,7 @@ nav_status nav_step(nav_steer *s, const nav_mesh *m, nav_query *q, nav_cache *ca
             fkey = (fkey ^ fb[k]) * 0x100000001B3ull;
     }
     if (m->uid != s->memo_mesh_uid || fkey != s->memo_filter_key) {
-        s->memo_wpos += (uint64_t)STEER_MEMO_POLYS + 1;
+        s->memo_wpos += (uint64_t)s->memo_cap + 1;
         s->memo_mesh_uid = m->uid;
         s->memo_filter_key = fkey;
     }
