@@ -244,6 +244,19 @@ nav_status nav_step_validate(const nav_steer_params *params, const nav_agent_in 
     return NAV_OK;
 }
 
+/* ---- snapping ---- */
+
+nav_status steer_snap(const nav_mesh *m, const float p[3], const float ext[3], uint64_t exclude,
+                      uint32_t *poly, float out[3]) {
+    float thin[3] = {STEER_THIN_EXT, ext[1], STEER_THIN_EXT};
+    /* a containing polygon answers with p's own x and z (tier 0 of the
+       search): anything else means "not inside one", so search the box */
+    if (nav_mesh_nearest(m, p, thin, exclude, poly, out) == NAV_OK && out[0] == p[0] &&
+        out[2] == p[2])
+        return NAV_OK;
+    return nav_mesh_nearest(m, p, ext, exclude, poly, out);
+}
+
 /* ---- spatial hash ---- */
 
 static uint32_t cell_hash(int32_t cx, int32_t cz, uint32_t nb) {
@@ -393,6 +406,10 @@ nav_status nav_step(nav_steer *s, const nav_mesh *m, nav_query *q, nav_cache *ca
     if (nagents > 0)
         memset(out, 0, (size_t)nagents * sizeof *out);
     s->n = nagents;
+    if (++s->tick == 0) { /* wrapped: make every memo entry stale explicitly */
+        memset(s->goals, 0, sizeof s->goals);
+        s->tick = 1;
+    }
     s->mesh = m;
     s->query = q;
     s->cache = cache;
@@ -410,7 +427,7 @@ nav_status nav_step(nav_steer *s, const nav_mesh *m, nav_query *q, nav_cache *ca
         const nav_agent_in *in = &agents[i];
         memset(a, 0, sizeof *a);
         out[i].poly = NAV_NONE;
-        if (nav_mesh_nearest(m, in->pos, params->extents, exclude, &a->poly, a->pos) != NAV_OK) {
+        if (steer_snap(m, in->pos, params->extents, exclude, &a->poly, a->pos) != NAV_OK) {
             out[i].status = NAV_E_OFF_MESH;
             out[i].error_field = NAV_STEP_FIELD_POSITION;
             memcpy(out[i].pos, in->pos, sizeof out[i].pos);

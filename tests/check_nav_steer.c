@@ -18,6 +18,7 @@
 #include "nav/nav_cache.h"
 #include "nav/nav_internal.h"
 #include "nav/nav_steer.h"
+#include "nav/nav_steer_internal.h"
 #include "tests/test_fixtures.h"
 
 #define DT 0.05f
@@ -239,6 +240,36 @@ START_TEST(move_property_random_meshes) {
             if (nav_raycast(m, p, c, t, NULL, &rc) == NAV_OK && !rc.hit && rc.t >= 1.0f)
                 ck_assert_msg(dxz(out, t) < 1e-3f, "clear ray but move stopped %g short",
                               (double)dxz(out, t));
+        }
+        nav_mesh_free(m);
+    }
+}
+END_TEST
+
+/* Property: the thin-box-first snap equals nav_mesh_nearest (the brute
+   reference: the full box) for random points on random meshes, including
+   ones with a bridge over a floor and points off the mesh. */
+START_TEST(snap_equals_nearest) {
+    for (uint32_t seed = 21; seed <= 24; seed++) {
+        fx_random_opts o = fx_random_defaults();
+        o.bridge = seed & 1;
+        o.triangulate = 1;
+        nav_mesh *m = fx_random(seed, &o);
+        float bmin[3], bmax[3];
+        nav_mesh_bounds(m, bmin, bmax);
+        uint32_t rng = seed * 40503u;
+        float ext[3] = {2, 4, 2};
+        for (int k = 0; k < 400; k++) {
+            float p[3] = {bmin[0] - 2 + fx_randf(&rng) * (bmax[0] - bmin[0] + 4),
+                          bmin[1] - 1 + fx_randf(&rng) * (bmax[1] - bmin[1] + 6),
+                          bmin[2] - 2 + fx_randf(&rng) * (bmax[2] - bmin[2] + 4)};
+            uint32_t pa, pb;
+            float qa[3], qb[3];
+            nav_status sa = steer_snap(m, p, ext, 0, &pa, qa);
+            nav_status sb = nav_mesh_nearest(m, p, ext, 0, &pb, qb);
+            ck_assert_int_eq(sa, sb);
+            ck_assert_uint_eq(pa, pb);
+            ck_assert_int_eq(memcmp(qa, qb, sizeof qa), 0);
         }
         nav_mesh_free(m);
     }
@@ -857,6 +888,7 @@ Suite *nav_steer_suite(void) {
     tcase_add_test(mv, move_follows_ramp_height);
     tcase_add_test(mv, move_rejects_bad_input);
     tcase_add_test(mv, move_property_random_meshes);
+    tcase_add_test(mv, snap_equals_nearest);
     suite_add_tcase(s, mv);
     TCase *st = tcase_create("step");
     tcase_add_test(st, names_and_parse);
