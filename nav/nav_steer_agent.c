@@ -196,14 +196,14 @@ static nav_status find_path(nav_steer *s, const steer_agent *a, const float goal
        string in that corridor. The corridor is the one first searched for
        that pair, so with a cache the answer can depend on what the cache
        saw (always a valid path); s->cache == NULL gives fresh searches. */
-    if (s->cache && memo_path(s, a->poly, a->pos, gpoly, req.end))
+    if (s->cache && s->memo_on && memo_path(s, a->poly, a->pos, gpoly, req.end))
         return NAV_OK;
     st = nav_find_path_cached(s->query, s->cache, s->mesh, &req, r, NULL);
     if (st == NAV_E_OFF_MESH) {
         memcpy(req.extents, pr->extents, sizeof req.extents);
         st = nav_find_path_cached(s->query, s->cache, s->mesh, &req, r, NULL);
     }
-    if (st == NAV_OK && s->cache)
+    if (st == NAV_OK && s->cache && s->memo_on)
         memo_insert(s, r);
     return st;
 }
