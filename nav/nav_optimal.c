@@ -61,9 +61,10 @@
  * max_nodes) once; running out of any is NAV_E_LIMIT. The per-vertex,
  * per-polygon and per-edge tables (stamped, never cleared) grow with
  * realloc only when a mesh larger than any seen before is searched; after
- * that, searches allocate nothing. About 120 bytes per max_nodes plus 36
- * bytes per vertex, 8 per polygon and 16 per polygon edge of the largest
- * mesh.
+ * that, searches allocate nothing. About 164 bytes per max_nodes (72 node,
+ * 24 open list, 48 root record, 16 trail, 4 free list: 10.7 MB for 65536)
+ * plus, for the largest mesh, 24 bytes per vertex, 8 per polygon and 24 per
+ * polygon edge.
  */
 #include "nav/nav_optimal.h"
 
@@ -99,7 +100,7 @@ typedef struct opt_node {
     uint32_t trail;        /* corridor record of poly */
     uint32_t entry;        /* vertex id where the entry edge starts, NAV_NONE for START */
     double ta, tb;         /* A and B as parameters of the entry edge (dominance) */
-    uint16_t elocal;       /* local index of the entry edge in poly */
+    uint32_t elocal;       /* local index of the entry edge in poly */
     uint8_t kind, flags;
 } opt_node;
 
@@ -525,19 +526,15 @@ static int dead_end(const nav_optimal *o, uint32_t q, uint32_t entry) {
     return goal_index(o, q) < 0;
 }
 
-/* Pushes a node; for non-GOAL kinds also a corridor record for its polygon.
+/* Pushes a node (f is computed here for K_NORMAL); for non-GOAL kinds also a
+   corridor record for its polygon.
    Returns the node index or NAV_NONE (pool exhausted: the search fails with
    NAV_E_LIMIT). */
 static uint32_t push_node(nav_optimal *o, uint8_t kind, uint32_t poly, uint32_t entry, uint32_t rec,
                           double ax, double az, double bx, double bz, uint8_t flags, double f,
                           uint32_t trail_parent, double ta, double tb) {
-    if (kind == K_GOAL) {
-        if (f >= o->goal_f)
-            return NAV_NONE;
-        o->goal_f = f;
-    } else if (f >= o->goal_f) {
+    if (kind != K_NORMAL && f >= o->goal_f)
         return NAV_NONE;
-    }
     if ((kind == K_NORMAL || kind == K_FULL) && dead_end(o, poly, entry))
         return NAV_NONE;
     uint32_t el = entry == NAV_NONE ? 0 : local_of(o->m, poly, entry);
@@ -551,11 +548,21 @@ static uint32_t push_node(nav_optimal *o, uint8_t kind, uint32_t poly, uint32_t 
                    .entry = entry,
                    .ta = ta,
                    .tb = tb,
-                   .elocal = (uint16_t)el,
+                   .elocal = el,
                    .kind = kind,
                    .flags = flags};
-    if (kind == K_NORMAL && dominated(o, &nn))
-        return NAV_NONE;
+    if (kind == K_NORMAL) {
+        /* the heuristic only for nodes that survive pruning (and on the
+           interval dominance may have trimmed) */
+        if (dominated(o, &nn))
+            return NAV_NONE;
+        const opt_rec *r = &o->recs[rec];
+        f = r->g + heur(r->x, r->z, nn.ax, nn.az, nn.bx, nn.bz, o->tx, o->tz);
+        if (f >= o->goal_f)
+            return NAV_NONE;
+    }
+    if (kind == K_GOAL)
+        o->goal_f = f;
     if (o->nfree == 0 && o->nused >= o->cap) {
         o->overflow = 1;
         return NAV_NONE;
@@ -641,8 +648,7 @@ static void push_piece(nav_optimal *o, uint32_t p, uint32_t j, double t0, double
         double xx = t0 == 0 ? va[0] : va[0] + t0 * ex, xz = t0 == 0 ? va[2] : va[2] + t0 * ez;
         double yx = t1 == 1 ? vb[0] : va[0] + t1 * ex, yz = t1 == 1 ? vb[2] : va[2] + t1 * ez;
         uint8_t flags = (uint8_t)((t1 == 1 ? F_AVERT : 0) | (t0 == 0 ? F_BVERT : 0));
-        double f = r->g + heur(r->x, r->z, yx, yz, xx, xz, o->tx, o->tz);
-        push_node(o, K_NORMAL, nb, entry, rec, yx, yz, xx, xz, flags, f, trail_parent, 1 - t1,
+        push_node(o, K_NORMAL, nb, entry, rec, yx, yz, xx, xz, flags, 0, trail_parent, 1 - t1,
                   1 - t0);
         return;
     }

@@ -16,6 +16,7 @@
 
 #include "nav/nav_cache.h"
 #include "nav/nav_internal.h"
+#include "nav/nav_query_internal.h"
 #include "nav/nav_steer_internal.h"
 
 #define CORNER_EPS 1e-3f     /* a corner this close (xz) is where we stand */
@@ -79,14 +80,103 @@ float steer_raycast(nav_steer *s, uint32_t poly, const float start[3], const flo
     return rc.hit ? rc.t : 1.0f;
 }
 
+/* steer_snap of a goal, remembered for the rest of the tick: a pure
+   function of the goal's bits (mesh, extents and filter are the tick's). */
+static nav_status snap_goal(nav_steer *s, const float g[3], uint32_t *poly, float out[3]) {
+    uint32_t b[3];
+    memcpy(b, g, sizeof b);
+    uint32_t h = (b[0] * 0x9E3779B1u) ^ (b[1] * 0x85EBCA77u) ^ (b[2] * 0xC2B2AE3Du);
+    steer_goal *e = &s->goals[(h ^ (h >> 16)) & (STEER_GOAL_MEMO - 1)];
+    if (e->tick_valid == s->tick && memcmp(e->p, g, sizeof e->p) == 0) {
+        *poly = e->poly;
+        memcpy(out, e->on, sizeof e->on);
+        return NAV_OK;
+    }
+    const nav_steer_params *pr = s->params;
+    uint64_t exclude = pr->filter ? pr->filter->exclude_mask : 0;
+    nav_status st = steer_snap(s->mesh, g, pr->extents, exclude, poly, out);
+    if (st == NAV_OK) {
+        memcpy(e->p, g, sizeof e->p);
+        memcpy(e->on, out, sizeof e->on);
+        e->poly = *poly;
+        e->tick_valid = s->tick;
+    }
+    return st;
+}
+
+static uint32_t memo_hash(uint32_t poly, uint32_t end) {
+    uint32_t h = poly * 0x9E3779B1u ^ end * 0x85EBCA77u;
+    return (h ^ (h >> 15)) & (STEER_MEMO_INDEX - 1);
+}
+
+/* Remembers a complete, link-free corridor under each of its polygons. */
+static void memo_insert(nav_steer *s, const nav_path_result *r) {
+    uint32_t n = r->npolys;
+    if (n == 0 || n > STEER_PATH_POLYS || r->nlinks > 0 ||
+        (r->flags & (NAV_PATH_PARTIAL_UNREACHABLE | NAV_PATH_PARTIAL_BUDGET | NAV_PATH_TRUNCATED)))
+        return;
+    uint64_t phys = s->memo_wpos % STEER_MEMO_POLYS;
+    if (phys + n > STEER_MEMO_POLYS) { /* never split a corridor: skip the tail */
+        s->memo_wpos += STEER_MEMO_POLYS - phys;
+        phys = 0;
+    }
+    memcpy(&s->memo_polys[phys], r->polys, n * sizeof *r->polys);
+    uint32_t rec = s->memo_rec_head++ & (STEER_MEMO_RECS - 1);
+    s->memo_recs[rec].abs = s->memo_wpos;
+    s->memo_recs[rec].len = n;
+    s->memo_recs[rec].end_poly = r->end_poly;
+    for (uint32_t k = 0; k < n; k++) {
+        steer_memo_slot *sl = &s->memo_index[memo_hash(r->polys[k], r->end_poly)];
+        sl->abs = s->memo_wpos;
+        sl->poly = r->polys[k];
+        sl->end_poly = r->end_poly;
+        sl->rec = rec;
+        sl->pos = k;
+    }
+    s->memo_wpos += n;
+}
+
+/* The path from `start` (in poly) to `end` (in end_poly) along the suffix of
+   a remembered corridor through poly; false when none is remembered. */
+static bool memo_path(nav_steer *s, uint32_t poly, const float start[3], uint32_t end_poly,
+                      const float end[3]) {
+    const steer_memo_slot *sl = &s->memo_index[memo_hash(poly, end_poly)];
+    if (sl->poly != poly || sl->end_poly != end_poly)
+        return false;
+    const steer_memo_rec *rec = &s->memo_recs[sl->rec];
+    if (rec->abs != sl->abs || s->memo_wpos > sl->abs + STEER_MEMO_POLYS)
+        return false; /* the record or its polygons were overwritten since */
+    const uint32_t *suffix = &s->memo_polys[sl->abs % STEER_MEMO_POLYS + sl->pos];
+    uint32_t n = rec->len - sl->pos;
+    nav_path_result *r = &s->path;
+    r->ncorners = r->npolys = r->nlinks = r->nexpanded = 0;
+    r->flags = 0;
+    r->length = 0.0;
+    r->nodes_expanded = 0;
+    r->algorithm = NAV_ALGO_CORRIDOR;
+    memcpy(r->start, start, sizeof r->start);
+    memcpy(r->end, end, sizeof r->end);
+    r->start_poly = poly;
+    r->end_poly = end_poly;
+    return nav_string_pull(s->mesh, suffix, s->via_none, n, start, end, r) == NAV_OK;
+}
+
 /* The path from the agent to goal (through the cache when there is one). */
 static nav_status find_path(nav_steer *s, const steer_agent *a, const float goal[3]) {
+    const nav_steer_params *pr = s->params;
     nav_path_request req;
     memset(&req, 0, sizeof req);
+    /* Both ends go in already on the surface with a thin box, so the
+       search's own snapping only tests the polygons containing them (the
+       same polygons a full box would pick); the full box is the fallback. */
+    uint32_t gpoly;
+    nav_status st = snap_goal(s, goal, &gpoly, req.end);
+    if (st != NAV_OK)
+        return st;
     memcpy(req.start, a->pos, sizeof req.start);
-    memcpy(req.end, goal, sizeof req.end);
-    memcpy(req.extents, s->params->extents, sizeof req.extents);
-    req.filter = s->params->filter;
+    req.extents[0] = req.extents[2] = STEER_THIN_EXT;
+    req.extents[1] = pr->extents[1];
+    req.filter = pr->filter;
     /* The corridor search (A* over polygons, then string pulling: Detour's
        quality), not the optimal one: on a large mesh every polygon an agent
        enters is a new (start, end) pair, and a cross-map optimal search
@@ -106,7 +196,16 @@ static nav_status find_path(nav_steer *s, const steer_agent *a, const float goal
        string in that corridor. The corridor is the one first searched for
        that pair, so with a cache the answer can depend on what the cache
        saw (always a valid path); s->cache == NULL gives fresh searches. */
-    return nav_find_path_cached(s->query, s->cache, s->mesh, &req, r, NULL);
+    if (s->cache && memo_path(s, a->poly, a->pos, gpoly, req.end))
+        return NAV_OK;
+    st = nav_find_path_cached(s->query, s->cache, s->mesh, &req, r, NULL);
+    if (st == NAV_E_OFF_MESH) {
+        memcpy(req.extents, pr->extents, sizeof req.extents);
+        st = nav_find_path_cached(s->query, s->cache, s->mesh, &req, r, NULL);
+    }
+    if (st == NAV_OK && s->cache)
+        memo_insert(s, r);
+    return st;
 }
 
 /* Speed that stops exactly at distance d: linear inside radius R, never more
@@ -369,7 +468,7 @@ static bool hide_spot(nav_steer *s, uint32_t i, const float T[3], float spot[3])
         float ext[3] = {off, pr->extents[1], off};
         float q[3];
         uint32_t qp;
-        if (nav_mesh_nearest(s->mesh, p, ext, exclude, &qp, q) != NAV_OK)
+        if (steer_snap(s->mesh, p, ext, exclude, &qp, q) != NAV_OK)
             continue;
         /* still hidden after snapping: the segment T -> q crosses the circle */
         float sx = q[0] - T[0], sz = q[2] - T[2];
@@ -424,8 +523,7 @@ void steer_agent_tick(nav_steer *s, uint32_t i, nav_agent_out *o) {
                 t = pr->horizon;
             uint32_t tp;
             float ton[3];
-            uint64_t ex = pr->filter ? pr->filter->exclude_mask : 0;
-            if (nav_mesh_nearest(s->mesh, in->target, pr->extents, ex, &tp, ton) == NAV_OK) {
+            if (snap_goal(s, in->target, &tp, ton) == NAV_OK) {
                 float pred[3] = {ton[0] + in->target_vel[0] * t, ton[1],
                                  ton[2] + in->target_vel[2] * t};
                 float nrm[3];
