@@ -2,13 +2,26 @@
  * nav_cache: the sharded, byte-bounded LRU path cache and the cached path
  * entry points (semantics in nav_cache.h).
  *
- * An entry is one malloc block: header, key, then its arrays. Keys are
- * compared whole with memcmp, so they are zeroed before being filled
- * (padding included). A lookup copies the answer out under the shard lock:
- * answers are small, and copying avoids reference counts on the hot path.
+ * Memory. Each shard owns one arena carved from its share of the byte
+ * budget when the cache is created: nslots fixed-size slots plus one chain
+ * word per slot. An entry is a chain of slots holding a byte stream (key,
+ * answer fields, then its arrays); eviction pushes the chain back on the
+ * shard's free list. So storing and evicting never call malloc or free:
+ * the steady state (steering churns the exact level constantly) allocates
+ * nothing, and the process cannot fragment its heap through the cache.
+ * Resident memory is bounded by the arenas: slots are handed out LIFO, so a
+ * cache that never fills never touches (commits) its whole arena.
+ *
+ * Keys are compared byte for byte, so they are zeroed before being filled
+ * (padding included). The filter costs are stored transformed (XOR with the
+ * bit pattern of 1.0) and trimmed of trailing zero words: injective, and the
+ * default filter's 256 bytes of costs cost nothing. A lookup copies the
+ * answer out under the shard lock: answers are small, and copying avoids
+ * reference counts on the hot path.
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +29,13 @@
 #include "nav/nav_query_internal.h"
 
 enum { KEY_EXACT = 1, KEY_CORRIDOR = 2 };
+
+/* Slot size: small enough that the last slot of an entry wastes little
+   (answers are a few hundred bytes), large enough that chains stay short. */
+#define SLOT_BYTES 64u
+/* What one slot costs the budget: its bytes and its chain word. */
+#define SLOT_COST (SLOT_BYTES + sizeof(uint32_t))
+#define NIL UINT32_MAX
 
 typedef struct cache_key {
     uint64_t uid;
@@ -25,31 +45,42 @@ typedef struct cache_key {
     uint32_t budget;
     uint32_t start_poly, end_poly; /* corridor keys */
     uint32_t pts[9];               /* exact keys: start, end, extents as bit patterns */
-    uint32_t costs[NAV_MAX_AREAS]; /* bit patterns; 0 for excluded areas */
+    uint32_t ncosts;               /* costs[] words stored (the rest are 0) */
+    uint32_t costs[NAV_MAX_AREAS]; /* bit patterns XOR 1.0f; excluded areas: 0 XOR 1.0f */
 } cache_key;
 
-typedef struct cache_entry {
-    struct cache_entry *hnext;       /* hash chain */
-    struct cache_entry *prev, *next; /* LRU list, head = most recent */
-    uint64_t hash;
-    size_t bytes;
-    cache_key key;
-    /* exact answers */
+/* Bytes of a key that are stored and compared (ncosts is in the prefix). */
+static size_t key_len(const cache_key *k) {
+    return offsetof(cache_key, costs) + sizeof(uint32_t) * k->ncosts;
+}
+
+/* The answer fields stored after the key (both levels; arrays follow). */
+typedef struct entry_meta {
     float start[3], end[3];
     uint32_t start_poly, end_poly, flags, nodes_expanded;
     nav_algo algorithm;
-    double length;
     uint32_t ncorners, npolys, nlinks;
-    float *corners;  /* ncorners * 3 */
-    uint32_t *polys; /* npolys */
-    uint32_t *links; /* exact: nlinks link ids; corridor: npolys via words */
-} cache_entry;
+    double length;
+} entry_meta;
+
+/* At the start of an entry's first slot; the entry is named by that slot. */
+typedef struct entry_head {
+    uint64_t hash;
+    uint32_t hnext;      /* hash chain */
+    uint32_t prev, next; /* LRU list, head = most recent */
+    uint32_t nslots;
+} entry_head;
+
+_Static_assert(sizeof(entry_head) < SLOT_BYTES, "entry head must fit a slot");
 
 typedef struct cache_shard {
     pthread_mutex_t lock;
-    cache_entry **buckets;
+    unsigned char *mem; /* nslots * SLOT_BYTES, carved at creation */
+    uint32_t *chain;    /* next slot of the same entry, or of the free list */
+    uint32_t nslots, nfree, free_head;
+    uint32_t *buckets; /* first slots, NIL = empty */
     uint32_t mask;
-    cache_entry *head, *tail;
+    uint32_t head, tail;
     size_t bytes, cap;
 } cache_shard;
 
@@ -78,6 +109,23 @@ static uint32_t pow2_at_least(uint32_t v) {
     return p;
 }
 
+static entry_head *head_of(cache_shard *s, uint32_t slot) {
+    return (entry_head *)(void *)(s->mem + (size_t)slot * SLOT_BYTES);
+}
+
+/* Every slot free, every bucket empty. Touches the chain words, not the
+   slots themselves (their pages are committed on first use). */
+static void shard_reset(cache_shard *s) {
+    for (uint32_t i = 0; i < s->nslots; i++)
+        s->chain[i] = i + 1 < s->nslots ? i + 1 : NIL;
+    s->free_head = s->nslots ? 0 : NIL;
+    s->nfree = s->nslots;
+    for (uint32_t b = 0; b <= s->mask; b++)
+        s->buckets[b] = NIL;
+    s->head = s->tail = NIL;
+    s->bytes = 0;
+}
+
 nav_cache *nav_cache_new(size_t max_bytes, uint32_t nshards) {
     if (max_bytes == 0)
         return NULL;
@@ -96,47 +144,53 @@ nav_cache *nav_cache_new(size_t max_bytes, uint32_t nshards) {
     }
     c->nshards = nshards;
     c->max_bytes = max_bytes;
-    /* About one bucket per 512 bytes of budget keeps chains short for
-       typical answers (a few hundred bytes to a few kB). */
     size_t per = max_bytes / nshards;
-    uint32_t nb = pow2_at_least((uint32_t)(per / 512 > 65536 ? 65536 : per / 512 + 16));
+    size_t ns = per / SLOT_COST;
+    if (ns > UINT32_MAX - 1)
+        ns = UINT32_MAX - 1;
+    /* About one bucket per 256 bytes of budget keeps chains short for
+       typical answers (a few hundred bytes to a few kB). */
+    size_t nbw = per / 256 > 65536 ? 65536 : per / 256 + 16;
+    uint32_t nb = pow2_at_least((uint32_t)nbw);
     for (uint32_t i = 0; i < nshards; i++) {
         cache_shard *s = &c->shards[i];
         s->cap = per;
+        s->nslots = (uint32_t)ns;
         s->mask = nb - 1;
-        s->buckets = calloc(nb, sizeof(cache_entry *));
-        if (!s->buckets || pthread_mutex_init(&s->lock, NULL) != 0) {
+        s->mem = malloc(ns ? ns * SLOT_BYTES : 1);
+        s->chain = malloc(ns ? ns * sizeof(uint32_t) : 1);
+        s->buckets = malloc(sizeof(uint32_t) * nb);
+        if (!s->mem || !s->chain || !s->buckets || pthread_mutex_init(&s->lock, NULL) != 0) {
+            free(s->mem);
+            free(s->chain);
             free(s->buckets);
-            s->buckets = NULL;
             c->nshards = i;
             nav_cache_free(c);
             return NULL;
         }
+        shard_reset(s);
     }
     return c;
 }
 
 static void shard_drop_all(nav_cache *c, cache_shard *s) {
-    cache_entry *e = s->head;
-    while (e) {
-        cache_entry *n = e->next;
-        atomic_fetch_sub(&c->entries, 1);
-        atomic_fetch_sub(&c->bytes, e->bytes);
-        free(e);
-        e = n;
-    }
-    s->head = s->tail = NULL;
-    s->bytes = 0;
-    memset(s->buckets, 0, sizeof(cache_entry *) * (s->mask + 1));
+    uint64_t n = 0;
+    for (uint32_t e = s->head; e != NIL; e = head_of(s, e)->next)
+        n++;
+    atomic_fetch_sub(&c->entries, n);
+    atomic_fetch_sub(&c->bytes, s->bytes);
+    shard_reset(s);
 }
 
 void nav_cache_free(nav_cache *c) {
     if (!c)
         return;
     for (uint32_t i = 0; i < c->nshards; i++) {
-        shard_drop_all(c, &c->shards[i]);
-        free(c->shards[i].buckets);
-        pthread_mutex_destroy(&c->shards[i].lock);
+        cache_shard *s = &c->shards[i];
+        free(s->mem);
+        free(s->chain);
+        free(s->buckets);
+        pthread_mutex_destroy(&s->lock);
     }
     free(c->shards);
     free(c);
@@ -193,9 +247,73 @@ static void key_base(cache_key *k, const nav_mesh *m, const nav_path_prep *prep,
     k->kind = kind;
     k->algo = (uint32_t)prep->algo;
     k->budget = prep->budget;
-    for (int a = 0; a < NAV_MAX_AREAS; a++)
+    const float one = 1.0f;
+    uint32_t one_bits;
+    memcpy(&one_bits, &one, 4);
+    for (int a = 0; a < NAV_MAX_AREAS; a++) {
+        uint32_t w = 0;
         if (nav_filter_passable(&prep->filter, (uint8_t)a))
-            memcpy(&k->costs[a], &prep->filter.area_cost[a], 4);
+            memcpy(&w, &prep->filter.area_cost[a], 4);
+        k->costs[a] = w ^ one_bits;
+        if (k->costs[a])
+            k->ncosts = (uint32_t)a + 1;
+    }
+}
+
+/* ---------------------------------------------------------------- slot streams */
+
+/* A position in an entry's byte stream. */
+typedef struct cursor {
+    uint32_t slot, off;
+} cursor;
+
+static cursor stream_begin(uint32_t first) {
+    cursor cu = {first, (uint32_t)sizeof(entry_head)};
+    return cu;
+}
+
+/* Moves n bytes between the stream and buf: dir 0 writes, 1 reads, 2
+   compares (returns nonzero on the first difference), 3 only advances. */
+static int stream_xfer(cache_shard *s, cursor *cu, void *buf, size_t n, int dir) {
+    unsigned char *b = buf;
+    while (n > 0) {
+        if (cu->off == SLOT_BYTES) {
+            cu->slot = s->chain[cu->slot];
+            cu->off = 0;
+        }
+        size_t k = SLOT_BYTES - cu->off;
+        if (k > n)
+            k = n;
+        unsigned char *p = s->mem + (size_t)cu->slot * SLOT_BYTES + cu->off;
+        if (dir == 0)
+            memcpy(p, b, k);
+        else if (dir == 1)
+            memcpy(b, p, k);
+        else if (dir == 2 && memcmp(p, b, k) != 0)
+            return 1;
+        cu->off += (uint32_t)k;
+        if (b)
+            b += k;
+        n -= k;
+    }
+    return 0;
+}
+
+static void stream_write(cache_shard *s, cursor *cu, const void *src, size_t n) {
+    stream_xfer(s, cu, (void *)src, n, 0);
+}
+
+static void stream_read(cache_shard *s, cursor *cu, void *dst, size_t n) {
+    stream_xfer(s, cu, dst, n, 1);
+}
+
+static void stream_skip(cache_shard *s, cursor *cu, size_t n) {
+    stream_xfer(s, cu, NULL, n, 3);
+}
+
+/* Slots an entry of stream length len needs. */
+static size_t slots_for(size_t len) {
+    return (sizeof(entry_head) + len + SLOT_BYTES - 1) / SLOT_BYTES;
 }
 
 /* ---------------------------------------------------------------- shards */
@@ -204,133 +322,153 @@ static cache_shard *shard_of(nav_cache *c, uint64_t h) {
     return &c->shards[(h >> 48) & (c->nshards - 1)];
 }
 
-static void lru_unlink(cache_shard *s, cache_entry *e) {
-    if (e->prev)
-        e->prev->next = e->next;
+static void lru_unlink(cache_shard *s, uint32_t e) {
+    entry_head *h = head_of(s, e);
+    if (h->prev != NIL)
+        head_of(s, h->prev)->next = h->next;
     else
-        s->head = e->next;
-    if (e->next)
-        e->next->prev = e->prev;
+        s->head = h->next;
+    if (h->next != NIL)
+        head_of(s, h->next)->prev = h->prev;
     else
-        s->tail = e->prev;
-    e->prev = e->next = NULL;
+        s->tail = h->prev;
+    h->prev = h->next = NIL;
 }
 
-static void lru_push_front(cache_shard *s, cache_entry *e) {
-    e->prev = NULL;
-    e->next = s->head;
-    if (s->head)
-        s->head->prev = e;
+static void lru_push_front(cache_shard *s, uint32_t e) {
+    entry_head *h = head_of(s, e);
+    h->prev = NIL;
+    h->next = s->head;
+    if (s->head != NIL)
+        head_of(s, s->head)->prev = e;
     s->head = e;
-    if (!s->tail)
+    if (s->tail == NIL)
         s->tail = e;
 }
 
-static cache_entry *shard_find(cache_shard *s, const cache_key *k, uint64_t h) {
-    for (cache_entry *e = s->buckets[h & s->mask]; e; e = e->hnext)
-        if (e->hash == h && memcmp(&e->key, k, sizeof(*k)) == 0)
+/* The entry holding key k, or NIL. Leaves *after at the stream position
+   just past the key. */
+static uint32_t shard_find(cache_shard *s, const cache_key *k, uint64_t h, cursor *after) {
+    size_t kl = key_len(k);
+    for (uint32_t e = s->buckets[h & s->mask]; e != NIL; e = head_of(s, e)->hnext) {
+        if (head_of(s, e)->hash != h)
+            continue;
+        cursor cu = stream_begin(e);
+        if (stream_xfer(s, &cu, (void *)k, kl, 2) == 0) {
+            if (after)
+                *after = cu;
             return e;
-    return NULL;
+        }
+    }
+    return NIL;
 }
 
-static void shard_remove(nav_cache *c, cache_shard *s, cache_entry *e) {
-    cache_entry **pp = &s->buckets[e->hash & s->mask];
+static void shard_remove(nav_cache *c, cache_shard *s, uint32_t e) {
+    entry_head *h = head_of(s, e);
+    uint32_t *pp = &s->buckets[h->hash & s->mask];
     while (*pp != e)
-        pp = &(*pp)->hnext;
-    *pp = e->hnext;
+        pp = &head_of(s, *pp)->hnext;
+    *pp = h->hnext;
     lru_unlink(s, e);
-    s->bytes -= e->bytes;
+    /* the chain's last slot links to the free list */
+    uint32_t last = e;
+    for (uint32_t i = 1; i < h->nslots; i++)
+        last = s->chain[last];
+    s->chain[last] = s->free_head;
+    s->free_head = e;
+    s->nfree += h->nslots;
+    size_t bytes = (size_t)h->nslots * SLOT_COST;
+    s->bytes -= bytes;
     atomic_fetch_sub(&c->entries, 1);
-    atomic_fetch_sub(&c->bytes, e->bytes);
-    free(e);
+    atomic_fetch_sub(&c->bytes, bytes);
 }
 
-/* Takes ownership of e (frees it when it cannot be stored). */
-static void cache_insert(nav_cache *c, cache_entry *e) {
-    cache_shard *s = shard_of(c, e->hash);
-    if (e->bytes > s->cap) {
-        free(e);
-        return;
-    }
-    pthread_mutex_lock(&s->lock);
-    cache_entry *old = shard_find(s, &e->key, e->hash);
-    if (old) {
-        /* another thread stored the same answer meanwhile: keep it */
-        pthread_mutex_unlock(&s->lock);
-        free(e);
-        return;
-    }
-    while (s->bytes + e->bytes > s->cap && s->tail) {
+/*
+ * Reserves an entry of stream length len for key k and writes the key:
+ * returns a cursor just past it (*ok = 1), or *ok = 0 when the key is
+ * already held (another thread stored it) or the entry cannot fit the
+ * shard at all. Evicts least recently used entries until enough slots are
+ * free. The caller holds the lock and writes exactly len - key_len bytes.
+ */
+static cursor shard_reserve(nav_cache *c, cache_shard *s, const cache_key *k, uint64_t h,
+                            size_t len, int *ok) {
+    cursor none = {NIL, 0};
+    *ok = 0;
+    size_t need = slots_for(len);
+    if (need > s->nslots || shard_find(s, k, h, NULL) != NIL)
+        return none;
+    while (s->nfree < need && s->tail != NIL) {
         shard_remove(c, s, s->tail);
         atomic_fetch_add(&c->evictions, 1);
     }
-    e->hnext = s->buckets[e->hash & s->mask];
-    s->buckets[e->hash & s->mask] = e;
-    lru_push_front(s, e);
-    s->bytes += e->bytes;
+    uint32_t first = s->free_head, last = first;
+    for (size_t i = 1; i < need; i++)
+        last = s->chain[last];
+    s->free_head = s->chain[last];
+    s->chain[last] = NIL;
+    s->nfree -= (uint32_t)need;
+    entry_head *eh = head_of(s, first);
+    eh->hash = h;
+    eh->nslots = (uint32_t)need;
+    eh->hnext = s->buckets[h & s->mask];
+    s->buckets[h & s->mask] = first;
+    lru_push_front(s, first);
+    size_t bytes = need * SLOT_COST;
+    s->bytes += bytes;
     atomic_fetch_add(&c->entries, 1);
-    atomic_fetch_add(&c->bytes, e->bytes);
-    pthread_mutex_unlock(&s->lock);
-}
-
-static cache_entry *entry_alloc(uint32_t ncorners, uint32_t npolys, uint32_t nlinks) {
-    size_t bytes = sizeof(cache_entry) + sizeof(float) * 3 * ncorners +
-                   sizeof(uint32_t) * ((size_t)npolys + nlinks);
-    cache_entry *e = calloc(1, bytes);
-    if (!e)
-        return NULL;
-    e->bytes = bytes;
-    e->ncorners = ncorners;
-    e->npolys = npolys;
-    e->nlinks = nlinks;
-    char *p = (char *)(e + 1);
-    e->corners = (float *)p;
-    p += sizeof(float) * 3 * ncorners;
-    e->polys = (uint32_t *)p;
-    p += sizeof(uint32_t) * npolys;
-    e->links = (uint32_t *)p;
-    return e;
+    atomic_fetch_add(&c->bytes, bytes);
+    cursor cu = stream_begin(first);
+    stream_write(s, &cu, k, key_len(k));
+    *ok = 1;
+    return cu;
 }
 
 /* ---------------------------------------------------------------- answers */
 
-static void copy_out_u32(uint32_t *dst, uint32_t max, uint32_t *count, const uint32_t *src,
-                         uint32_t n, uint32_t *flags) {
+/* Reads n stored words, keeping the first max in dst; the rest are
+   skipped and flag the answer truncated. */
+static void read_u32(cache_shard *s, cursor *cu, uint32_t *dst, uint32_t max, uint32_t *count,
+                     uint32_t n, uint32_t *flags) {
     uint32_t k = n < max ? n : max;
-    if (k)
-        memcpy(dst, src, sizeof(uint32_t) * k);
+    stream_read(s, cu, dst, sizeof(uint32_t) * k);
     *count = k;
-    if (k < n)
+    if (k < n) {
         *flags |= NAV_PATH_TRUNCATED;
+        stream_skip(s, cu, sizeof(uint32_t) * (n - k));
+    }
 }
 
 /* Level 1 lookup: copies a stored answer into res. */
 static int lookup_exact(nav_cache *c, const cache_key *k, uint64_t h, nav_path_result *res) {
     cache_shard *s = shard_of(c, h);
     pthread_mutex_lock(&s->lock);
-    cache_entry *e = shard_find(s, k, h);
-    if (!e) {
+    cursor cu;
+    uint32_t e = shard_find(s, k, h, &cu);
+    if (e == NIL) {
         pthread_mutex_unlock(&s->lock);
         return 0;
     }
     lru_unlink(s, e);
     lru_push_front(s, e);
-    memcpy(res->start, e->start, sizeof(res->start));
-    memcpy(res->end, e->end, sizeof(res->end));
-    res->start_poly = e->start_poly;
-    res->end_poly = e->end_poly;
-    res->flags = e->flags;
-    res->length = e->length;
-    res->algorithm = e->algorithm;
-    res->nodes_expanded = e->nodes_expanded;
-    uint32_t k3 = e->ncorners < res->max_corners ? e->ncorners : res->max_corners;
-    if (k3)
-        memcpy(res->corners, e->corners, sizeof(float) * 3 * k3);
+    entry_meta mt;
+    stream_read(s, &cu, &mt, sizeof(mt));
+    memcpy(res->start, mt.start, sizeof(res->start));
+    memcpy(res->end, mt.end, sizeof(res->end));
+    res->start_poly = mt.start_poly;
+    res->end_poly = mt.end_poly;
+    res->flags = mt.flags;
+    res->length = mt.length;
+    res->algorithm = mt.algorithm;
+    res->nodes_expanded = mt.nodes_expanded;
+    uint32_t k3 = mt.ncorners < res->max_corners ? mt.ncorners : res->max_corners;
+    stream_read(s, &cu, res->corners, sizeof(float) * 3 * k3);
     res->ncorners = k3;
-    if (k3 < e->ncorners)
+    if (k3 < mt.ncorners) {
         res->flags |= NAV_PATH_TRUNCATED;
-    copy_out_u32(res->polys, res->max_polys, &res->npolys, e->polys, e->npolys, &res->flags);
-    copy_out_u32(res->links, res->max_links, &res->nlinks, e->links, e->nlinks, &res->flags);
+        stream_skip(s, &cu, sizeof(float) * 3 * (mt.ncorners - k3));
+    }
+    read_u32(s, &cu, res->polys, res->max_polys, &res->npolys, mt.npolys, &res->flags);
+    read_u32(s, &cu, res->links, res->max_links, &res->nlinks, mt.nlinks, &res->flags);
     pthread_mutex_unlock(&s->lock);
     return 1;
 }
@@ -338,26 +476,32 @@ static int lookup_exact(nav_cache *c, const cache_key *k, uint64_t h, nav_path_r
 static void store_exact(nav_cache *c, const cache_key *k, uint64_t h, const nav_path_result *res) {
     if (res->flags & NAV_PATH_TRUNCATED)
         return;
-    cache_entry *e = entry_alloc(res->ncorners, res->npolys, res->nlinks);
-    if (!e)
-        return;
-    e->key = *k;
-    e->hash = h;
-    memcpy(e->start, res->start, sizeof(e->start));
-    memcpy(e->end, res->end, sizeof(e->end));
-    e->start_poly = res->start_poly;
-    e->end_poly = res->end_poly;
-    e->flags = res->flags;
-    e->length = res->length;
-    e->algorithm = res->algorithm;
-    e->nodes_expanded = res->nodes_expanded;
-    if (res->ncorners)
-        memcpy(e->corners, res->corners, sizeof(float) * 3 * res->ncorners);
-    if (res->npolys)
-        memcpy(e->polys, res->polys, sizeof(uint32_t) * res->npolys);
-    if (res->nlinks)
-        memcpy(e->links, res->links, sizeof(uint32_t) * res->nlinks);
-    cache_insert(c, e);
+    entry_meta mt;
+    memset(&mt, 0, sizeof(mt));
+    memcpy(mt.start, res->start, sizeof(mt.start));
+    memcpy(mt.end, res->end, sizeof(mt.end));
+    mt.start_poly = res->start_poly;
+    mt.end_poly = res->end_poly;
+    mt.flags = res->flags;
+    mt.length = res->length;
+    mt.algorithm = res->algorithm;
+    mt.nodes_expanded = res->nodes_expanded;
+    mt.ncorners = res->ncorners;
+    mt.npolys = res->npolys;
+    mt.nlinks = res->nlinks;
+    size_t arrays =
+        sizeof(float) * 3 * res->ncorners + sizeof(uint32_t) * ((size_t)res->npolys + res->nlinks);
+    cache_shard *s = shard_of(c, h);
+    pthread_mutex_lock(&s->lock);
+    int ok;
+    cursor cu = shard_reserve(c, s, k, h, key_len(k) + sizeof(mt) + arrays, &ok);
+    if (ok) {
+        stream_write(s, &cu, &mt, sizeof(mt));
+        stream_write(s, &cu, res->corners, sizeof(float) * 3 * res->ncorners);
+        stream_write(s, &cu, res->polys, sizeof(uint32_t) * res->npolys);
+        stream_write(s, &cu, res->links, sizeof(uint32_t) * res->nlinks);
+    }
+    pthread_mutex_unlock(&s->lock);
 }
 
 /*
@@ -390,28 +534,41 @@ static int via_from_answer(const nav_mesh *m, const nav_path_result *res, uint32
     return li == res->nlinks;
 }
 
+/*
+ * Level 2 store. The via words come from the corridor search itself when
+ * it produced this corridor, else they are derived into the query's
+ * corridor scratch (no allocation; the scratch then no longer describes a
+ * search, so corr_n is reset).
+ */
 static void store_corridor(nav_cache *c, nav_query *q, const nav_mesh *m, const cache_key *k,
                            uint64_t h, const nav_path_result *res) {
     if (res->flags & (NAV_PATH_PARTIAL_UNREACHABLE | NAV_PATH_PARTIAL_BUDGET | NAV_PATH_TRUNCATED))
         return;
     uint32_t n = res->npolys;
-    if (n == 0)
+    if (n == 0 || n > q->max_nodes) /* a lookup could never use it */
         return;
-    cache_entry *e = entry_alloc(0, n, n);
-    if (!e)
-        return;
-    memcpy(e->polys, res->polys, sizeof(uint32_t) * n);
-    if (q->corr_n == n && memcmp(q->corr_polys, res->polys, sizeof(uint32_t) * n) == 0) {
-        memcpy(e->links, q->corr_via, sizeof(uint32_t) * n); /* the corridor search's own */
-    } else if (!via_from_answer(m, res, e->links)) {
-        free(e);
-        return;
+    if (!(q->corr_n == n && memcmp(q->corr_polys, res->polys, sizeof(uint32_t) * n) == 0)) {
+        q->corr_n = 0;
+        if (!via_from_answer(m, res, q->corr_via))
+            return;
     }
-    e->key = *k;
-    e->hash = h;
-    e->algorithm = res->algorithm;
-    e->nodes_expanded = res->nodes_expanded;
-    cache_insert(c, e);
+    entry_meta mt;
+    memset(&mt, 0, sizeof(mt));
+    mt.algorithm = res->algorithm;
+    mt.nodes_expanded = res->nodes_expanded;
+    mt.npolys = n;
+    mt.nlinks = n;
+    cache_shard *s = shard_of(c, h);
+    pthread_mutex_lock(&s->lock);
+    int ok;
+    cursor cu =
+        shard_reserve(c, s, k, h, key_len(k) + sizeof(mt) + sizeof(uint32_t) * 2 * (size_t)n, &ok);
+    if (ok) {
+        stream_write(s, &cu, &mt, sizeof(mt));
+        stream_write(s, &cu, res->polys, sizeof(uint32_t) * n);
+        stream_write(s, &cu, q->corr_via, sizeof(uint32_t) * n);
+    }
+    pthread_mutex_unlock(&s->lock);
 }
 
 /* Level 2: string-pulls the exact points through a stored corridor. */
@@ -419,18 +576,20 @@ static int lookup_corridor(nav_cache *c, nav_query *q, const nav_mesh *m, const 
                            uint64_t h, const nav_path_prep *prep, nav_path_result *res) {
     cache_shard *s = shard_of(c, h);
     pthread_mutex_lock(&s->lock);
-    cache_entry *e = shard_find(s, k, h);
-    if (!e || e->npolys > q->max_nodes) {
+    cursor cu;
+    uint32_t e = shard_find(s, k, h, &cu);
+    entry_meta mt;
+    if (e != NIL)
+        stream_read(s, &cu, &mt, sizeof(mt));
+    if (e == NIL || mt.npolys > q->max_nodes) {
         pthread_mutex_unlock(&s->lock);
         return 0;
     }
     lru_unlink(s, e);
     lru_push_front(s, e);
-    uint32_t n = e->npolys;
-    memcpy(q->corr_polys, e->polys, sizeof(uint32_t) * n);
-    memcpy(q->corr_via, e->links, sizeof(uint32_t) * n);
-    nav_algo algo = e->algorithm;
-    uint32_t expanded = e->nodes_expanded;
+    uint32_t n = mt.npolys;
+    stream_read(s, &cu, q->corr_polys, sizeof(uint32_t) * n);
+    stream_read(s, &cu, q->corr_via, sizeof(uint32_t) * n);
     pthread_mutex_unlock(&s->lock);
 
     q->corr_n = n;
@@ -441,8 +600,8 @@ static int lookup_corridor(nav_cache *c, nav_query *q, const nav_mesh *m, const 
     memcpy(res->end, prep->ept, sizeof(res->end));
     res->start_poly = prep->sp;
     res->end_poly = prep->ep;
-    res->algorithm = algo;
-    res->nodes_expanded = expanded;
+    res->algorithm = mt.algorithm;
+    res->nodes_expanded = mt.nodes_expanded;
     return 1;
 }
 

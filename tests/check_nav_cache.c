@@ -3,7 +3,9 @@
  * search gives for the same request; keys must separate meshes (uids),
  * filters and budgets; eviction keeps the counters consistent; corridor
  * reuse gives valid paths; many threads on the same keys are safe (run
- * under ASan/UBSan by make test-san).
+ * under ASan/UBSan by make test-san). The slot arena: fill/evict/clear
+ * cycles keep answers exact and bytes within the budget, answers larger
+ * than a shard are refused, and 8 threads churning it stay correct.
  */
 #include <check.h>
 #include <math.h>
@@ -362,6 +364,160 @@ START_TEST(corridor_reuse_random) {
 }
 END_TEST
 
+/* ---- the slot arena ---- */
+
+/* An OPTIMAL request between the centroids of two polygons of m. */
+static nav_path_request centroid_req(const nav_mesh *m, uint32_t p1, uint32_t p2) {
+    const float *c1 = &m->poly_centroid[3 * p1], *c2 = &m->poly_centroid[3 * p2];
+    nav_path_request r = {.start = {c1[0], c1[1], c1[2]},
+                          .end = {c2[0], c2[1], c2[2]},
+                          .extents = {0.1f, 0.5f, 0.1f},
+                          .algorithm = NAV_ALGO_OPTIMAL};
+    return r;
+}
+
+START_TEST(arena_fill_evict_cycles) {
+    /* Churn like steering's: 3000 lookups drawn from 48 requests through a
+       cache of 8 KiB in 2 shards, cleared twice on the way. Reference: a
+       fresh search. nav_find_path_cached serves OPTIMAL requests only from
+       level 1, so every answer (hit or miss) must equal the fresh one bit
+       for bit, whatever slots were recycled. Asking the request just
+       answered again must hit: it was stored last (an answer here is well
+       under 1 KiB: a key of ~80 B, ~60 B of fields, at most a few dozen
+       corners of 12 B and polygons of 4 B), so nothing evicted it. The
+       byte count never exceeds the budget. */
+    enum { NR = 48 };
+    nav_mesh *m = fx_random(7, NULL);
+    nav_query *q = nav_query_new(2048);
+    nav_cache *c = nav_cache_new(8192, 2);
+    ck_assert_ptr_nonnull(c);
+    nav_path_request reqs[NR];
+    static answer expect[NR];
+    uint32_t rng = 2024;
+    for (int i = 0; i < NR; i++) {
+        reqs[i] = centroid_req(m, fx_rand(&rng) % m->npolys, fx_rand(&rng) % m->npolys);
+        ans_init(&expect[i]);
+        ck_assert_int_eq(nav_find_path(q, m, &reqs[i], &expect[i].res), NAV_OK);
+    }
+    static answer a;
+    uint64_t lookups = 0, repeat_hits = 0, repeats = 0;
+    for (int it = 0; it < 3000; it++) {
+        if (it == 1000 || it == 2000) {
+            nav_cache_clear(c);
+            nav_cache_stats s;
+            nav_cache_stats_get(c, &s);
+            ck_assert_uint_eq(s.entries, 0);
+            ck_assert_uint_eq(s.bytes, 0);
+        }
+        int k = (int)(fx_rand(&rng) % NR);
+        for (int rep = 0; rep < 2; rep++) {
+            ans_init(&a);
+            nav_cache_result o;
+            ck_assert_int_eq(nav_find_path_cached(q, c, m, &reqs[k], &a.res, &o), NAV_OK);
+            lookups++;
+            ck_assert_msg(same_answer(&a, &expect[k]), "lookup %d (request %d) differs", it, k);
+            if (rep == 1) {
+                repeats++;
+                repeat_hits += o == NAV_CACHE_HIT;
+            }
+            nav_cache_stats s;
+            nav_cache_stats_get(c, &s);
+            ck_assert_uint_le(s.bytes, 8192);
+        }
+    }
+    ck_assert_uint_eq(repeat_hits, repeats);
+    nav_cache_stats s;
+    nav_cache_stats_get(c, &s);
+    ck_assert_uint_eq(s.hits + s.misses, lookups);
+    ck_assert_uint_gt(s.evictions, 0); /* 48 answers of a few hundred bytes > 8 KiB */
+    ck_assert_uint_gt(s.entries, 0);
+    nav_cache_free(c);
+    nav_query_free(q);
+    nav_mesh_free(m);
+}
+END_TEST
+
+START_TEST(arena_refuses_oversized) {
+    /* a larger random mesh, so some paths are long */
+    fx_random_opts big = fx_random_defaults();
+    big.width = big.height = 40;
+    nav_mesh *m = fx_random(3, &big);
+    ck_assert_ptr_nonnull(m);
+    nav_query *q = nav_query_new(2048);
+    /* The longest answer between centroids (by its arrays' bytes). */
+    uint32_t rng = 77, best_bytes = 0;
+    nav_path_request longest = centroid_req(m, 0, 0);
+    static answer a, b;
+    for (int i = 0; i < 64; i++) {
+        nav_path_request r = centroid_req(m, fx_rand(&rng) % m->npolys, fx_rand(&rng) % m->npolys);
+        ans_init(&a);
+        ck_assert_int_eq(nav_find_path(q, m, &r, &a.res), NAV_OK);
+        uint32_t bytes = 12 * a.res.ncorners + 4 * a.res.npolys + 4 * a.res.nlinks;
+        if (bytes > best_bytes) {
+            best_bytes = bytes;
+            longest = r;
+        }
+    }
+    /* A budget one byte short of that answer's arrays alone cannot hold it;
+       it can hold a one-polygon answer (2 corners, 1 polygon: 28 B of
+       arrays plus ~80 B of key and ~60 B of fields, in 64 B slots: < 300 B)
+       once the budget reaches 300 B. */
+    ck_assert_uint_ge(best_bytes, 301);
+    size_t budget = best_bytes - 1;
+    nav_cache *c = nav_cache_new(budget, 1);
+    ck_assert_ptr_nonnull(c);
+    ans_init(&b);
+    ck_assert_int_eq(nav_find_path(q, m, &longest, &b.res), NAV_OK);
+    for (int rep = 0; rep < 2; rep++) {
+        ans_init(&a);
+        nav_cache_result o;
+        ck_assert_int_eq(nav_find_path_cached(q, c, m, &longest, &a.res, &o), NAV_OK);
+        ck_assert_int_eq(o, NAV_CACHE_MISS); /* refused, so never a hit */
+        ck_assert(same_answer(&a, &b));
+    }
+    nav_cache_stats s;
+    nav_cache_stats_get(c, &s);
+    ck_assert_uint_eq(s.evictions, 0);
+    ck_assert_uint_le(s.bytes, budget);
+    /* the short answer fits and hits */
+    nav_path_request shortr = centroid_req(m, 0, 0);
+    ans_init(&b);
+    ck_assert_int_eq(nav_find_path(q, m, &shortr, &b.res), NAV_OK);
+    ck_assert_uint_eq(b.res.npolys, 1);
+    nav_cache_result o1, o2;
+    ans_init(&a);
+    ck_assert_int_eq(nav_find_path_cached(q, c, m, &shortr, &a.res, &o1), NAV_OK);
+    ans_init(&a);
+    ck_assert_int_eq(nav_find_path_cached(q, c, m, &shortr, &a.res, &o2), NAV_OK);
+    ck_assert_int_eq(o1, NAV_CACHE_MISS);
+    ck_assert_int_eq(o2, NAV_CACHE_HIT);
+    ck_assert(same_answer(&a, &b));
+    nav_cache_stats_get(c, &s);
+    ck_assert_uint_ge(s.entries, 1);
+    ck_assert_uint_le(s.bytes, budget);
+    nav_cache_free(c);
+
+    /* A budget below any answer (the two corners alone are 24 B, the key
+       holds the mesh uid and 9 floats): nothing is ever stored. */
+    c = nav_cache_new(40, 1);
+    ck_assert_ptr_nonnull(c);
+    for (int rep = 0; rep < 3; rep++) {
+        ans_init(&a);
+        nav_cache_result o;
+        ck_assert_int_eq(nav_find_path_cached(q, c, m, &shortr, &a.res, &o), NAV_OK);
+        ck_assert_int_eq(o, NAV_CACHE_MISS);
+        ck_assert(same_answer(&a, &b));
+    }
+    nav_cache_stats_get(c, &s);
+    ck_assert_uint_eq(s.entries, 0);
+    ck_assert_uint_eq(s.bytes, 0);
+    ck_assert_uint_eq(s.misses, 3);
+    nav_cache_free(c);
+    nav_query_free(q);
+    nav_mesh_free(m);
+}
+END_TEST
+
 /* ---- threads ---- */
 
 typedef struct hammer_arg {
@@ -434,6 +590,96 @@ START_TEST(threads_hammer_same_keys) {
 }
 END_TEST
 
+/* Each thread mixes shared keys (precomputed answers) with keys only it
+   asks (points jittered inside polygons: constant insert + evict, like
+   steering), checking every answer against a fresh search. */
+typedef struct churn_arg {
+    const nav_mesh *m;
+    nav_cache *c;
+    const nav_path_request *reqs;
+    const answer *expect;
+    int nreq;
+    uint32_t seed;
+    int bad;
+    uint64_t lookups;
+} churn_arg;
+
+static void *churn(void *p) {
+    churn_arg *h = p;
+    nav_query *q = nav_query_new(1024);
+    answer *a = malloc(sizeof(*a)), *f = malloc(sizeof(*f));
+    uint32_t rng = h->seed;
+    for (int it = 0; it < 300; it++) {
+        nav_path_request r;
+        const answer *want;
+        if (it & 1) {
+            int k = (int)(fx_rand(&rng) % (uint32_t)h->nreq);
+            r = h->reqs[k];
+            want = &h->expect[k];
+        } else {
+            r = centroid_req(h->m, fx_rand(&rng) % h->m->npolys, fx_rand(&rng) % h->m->npolys);
+            r.start[0] += 0.01f * fx_randf(&rng);
+            r.end[2] += 0.01f * fx_randf(&rng);
+            ans_init(f);
+            if (nav_find_path(q, h->m, &r, &f->res) != NAV_OK) {
+                h->bad++;
+                continue;
+            }
+            want = f;
+        }
+        ans_init(a);
+        nav_cache_result o;
+        nav_status st = nav_find_path_cached(q, h->c, h->m, &r, &a->res, &o);
+        h->lookups++;
+        if (st != NAV_OK || !same_answer(a, want))
+            h->bad++;
+    }
+    free(a);
+    free(f);
+    nav_query_free(q);
+    return NULL;
+}
+
+START_TEST(threads_churn_arena) {
+    enum { NT = 8, NR = 16 };
+    nav_mesh *m = fx_random(11, NULL);
+    nav_query *q = nav_query_new(1024);
+    nav_path_request reqs[NR];
+    static answer expect[NR];
+    uint32_t rng = 9;
+    for (int i = 0; i < NR; i++) {
+        reqs[i] = centroid_req(m, fx_rand(&rng) % m->npolys, fx_rand(&rng) % m->npolys);
+        ans_init(&expect[i]);
+        ck_assert_int_eq(nav_find_path(q, m, &reqs[i], &expect[i].res), NAV_OK);
+    }
+    /* 16 KiB over 4 shards: a few dozen answers, far fewer than the
+       8 * 150 distinct jittered requests, so shards evict all the time. */
+    nav_cache *c = nav_cache_new(16384, 4);
+    pthread_t th[NT];
+    churn_arg args[NT];
+    for (int t = 0; t < NT; t++) {
+        args[t] = (churn_arg){m, c, reqs, expect, NR, 100u + (uint32_t)t, 0, 0};
+        ck_assert_int_eq(pthread_create(&th[t], NULL, churn, &args[t]), 0);
+    }
+    int bad = 0;
+    uint64_t lookups = 0;
+    for (int t = 0; t < NT; t++) {
+        pthread_join(th[t], NULL);
+        bad += args[t].bad;
+        lookups += args[t].lookups;
+    }
+    ck_assert_int_eq(bad, 0);
+    nav_cache_stats s;
+    nav_cache_stats_get(c, &s);
+    ck_assert_uint_eq(s.hits + s.misses, lookups);
+    ck_assert_uint_gt(s.evictions, 0);
+    ck_assert_uint_le(s.bytes, 16384);
+    nav_cache_free(c);
+    nav_query_free(q);
+    nav_mesh_free(m);
+}
+END_TEST
+
 extern Suite *nav_cache_suite(void);
 Suite *nav_cache_suite(void) {
     Suite *s = suite_create("nav_cache");
@@ -445,6 +691,9 @@ Suite *nav_cache_suite(void) {
     tcase_add_test(tc, corridor_reuse);
     tcase_add_test(tc, corridor_reuse_random);
     tcase_add_test(tc, threads_hammer_same_keys);
+    tcase_add_test(tc, arena_fill_evict_cycles);
+    tcase_add_test(tc, arena_refuses_oversized);
+    tcase_add_test(tc, threads_churn_arena);
     suite_add_tcase(s, tc);
     return s;
 }
