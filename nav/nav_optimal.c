@@ -101,6 +101,7 @@ typedef struct opt_node {
     uint32_t entry;        /* vertex id where the entry edge starts, NAV_NONE for START */
     double ta, tb;         /* A and B as parameters of the entry edge (dominance) */
     uint32_t elocal;       /* local index of the entry edge in poly */
+    uint32_t dver;         /* edge reference version last tested by dominated(), 0: none */
     uint8_t kind, flags;
 } opt_node;
 
@@ -125,6 +126,7 @@ typedef struct opt_vstate {
 typedef struct opt_estate {
     uint32_t gen, rec;
     double t0, t1;
+    uint32_t ver; /* changes whenever the reference does (never 0) */
 } opt_estate;
 
 typedef struct opt_pstate {
@@ -149,6 +151,7 @@ struct nav_optimal {
     opt_estate *etab;
     uint32_t etab_cap;
     uint32_t gen;
+    uint32_t ever; /* last edge reference version handed out */
 
     /* per search */
     const nav_mesh *m;
@@ -473,6 +476,12 @@ static double seg_dist(double px, double pz, double ax, double az, double bx, do
 
 static int dominated(const nav_optimal *o, opt_node *nd) {
     const opt_estate *es = &o->etab[o->m->poly_start[nd->poly] + nd->elocal];
+    /* the node was tested against this very reference when generated (or
+       there was none then and is none now): the answer cannot change */
+    uint32_t ver = es->gen == o->gen ? es->ver : 0;
+    if (ver == nd->dver)
+        return 0;
+    nd->dver = ver;
     if (es->gen != o->gen || es->rec == nd->rec)
         return 0;
     double lo = nd->ta > es->t0 ? nd->ta : es->t0, hi = nd->tb < es->t1 ? nd->tb : es->t1;
@@ -532,6 +541,9 @@ static void record_edge(nav_optimal *o, const opt_node *nd) {
     es->rec = nd->rec;
     es->t0 = nd->ta;
     es->t1 = nd->tb;
+    if (++o->ever == 0)
+        o->ever = 1;
+    es->ver = o->ever;
 }
 
 static int goal_index(const nav_optimal *o, uint32_t p);
