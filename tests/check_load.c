@@ -80,8 +80,10 @@ START_TEST(test_short_load) {
     for (int e = 0; e < TL_EP_COUNT; e++)
         if (st.enabled & (1u << e))
             printf("%s%s %ld", e ? ", " : "", tl_endpoint_name((tl_endpoint)e), st.ep[e].requests);
-    printf("), 5xx %ld, other errors %ld, dropped %ld, RSS %zu -> %zu KiB\n", st.errors_5xx,
-           st.errors_other, st.dropped, st.rss_start / 1024, st.rss_end / 1024);
+    printf("), 5xx %ld, other errors %ld, dropped %ld, RSS %zu -> %zu KiB, cache %.0f -> %.0f "
+           "KiB\n",
+           st.errors_5xx, st.errors_other, st.dropped, st.rss_start / 1024, st.rss_end / 1024,
+           st.cache_start / 1024, st.cache_end / 1024);
 
     ck_assert_msg(st.requests > 0, "no request completed");
     ck_assert_msg(st.errors_5xx == 0, "%ld 5xx answers; first: %s", st.errors_5xx, st.first_error);

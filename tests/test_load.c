@@ -750,6 +750,7 @@ int tl_load_run(const tl_load_opts *o, tl_load_stats *stats) {
         nanosleep(&tick, NULL);
     if (opts.server_pid > 0)
         stats->rss_start = stats->rss_peak = tl_rss_bytes(opts.server_pid);
+    stats->cache_start = tl_metric(opts.port, "navd_path_cache_bytes");
     measuring = 1;
     double m0 = tl_now();
     while (tl_now() - m0 < opts.seconds) {
@@ -767,6 +768,7 @@ int tl_load_run(const tl_load_opts *o, tl_load_stats *stats) {
         pthread_join(w[i].th, NULL);
     if (opts.server_pid > 0)
         stats->rss_end = tl_rss_bytes(opts.server_pid);
+    stats->cache_end = tl_metric(opts.port, "navd_path_cache_bytes");
 
     for (int e = 0; e < TL_EP_COUNT; e++) {
         tl_samples all = {0};
@@ -799,4 +801,27 @@ int tl_load_run(const tl_load_opts *o, tl_load_stats *stats) {
     free(w);
     free(mesh_json);
     return 0;
+}
+
+double tl_metric(uint16_t port, const char *name) {
+    tl_conn c = {.fd = -1};
+    tl_response r;
+    double v = -1;
+    if (tl_connect(&c, port) != TL_OK)
+        return -1;
+    if (tl_request(&c, "GET", "/metrics", NULL, NULL, 0, NULL, &r) == TL_OK) {
+        size_t n = strlen(name);
+        for (const char *p = r.body; p && *p;) {
+            if (strncmp(p, name, n) == 0 && p[n] == ' ') {
+                v = strtod(p + n + 1, NULL);
+                break;
+            }
+            p = strchr(p, '\n');
+            if (p)
+                p++;
+        }
+        tl_response_free(&r);
+    }
+    tl_close(&c);
+    return v;
 }
