@@ -12,7 +12,7 @@
  * heuristic is the 3-D distance to the end times the smallest passable area
  * cost, admissible and consistent. Using the exact points (rather than, say,
  * polygon centroids) matters: on the shared Recast meshes the centroid model
- * string-pulls 0.1-0.6 % longer than Detour on average, this one 0-0.5 %
+ * string-pulls up to 0.6 % longer than Detour on average, this one 0-0.5 %
  * shorter. The price is that the corridor depends on the exact points, which
  * nav_cache.h documents for corridor reuse.
  *
@@ -347,9 +347,9 @@ static void relax(nav_query *q, uint32_t parent, uint32_t poly, uint32_t via, co
 }
 
 /*
- * A* from start_poly to end_poly under filter f, expanding at most budget
- * nodes. Positions and costs follow the polygon-only model described at the
- * top of this file.
+ * A* from (start_poly, start) to (end_poly, target) under filter f,
+ * expanding at most budget nodes, with the cost model described at the top
+ * of this file.
  */
 static search_out corridor_search(nav_query *q, const nav_mesh *m, uint32_t start_poly,
                                   const float start[3], uint32_t end_poly, const float target[3],

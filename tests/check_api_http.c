@@ -859,6 +859,11 @@ START_TEST(health_and_metrics) {
     th_response_free(&r);
     th_json(srv.port, "GET", "/no-such-route", NULL, &r);
     th_response_free(&r);
+    /* HEAD answers like GET, without a body */
+    th_request(srv.port, "HEAD", "/health", NULL, NULL, 0, NULL, &r);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_int_eq(r.body_len, 0);
+    th_response_free(&r);
 
     th_json(srv.port, "GET", "/metrics", NULL, &r);
     ck_assert_int_eq(r.status, 200);
