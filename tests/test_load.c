@@ -278,20 +278,23 @@ int tl_request(tl_conn *c, const char *method, const char *path, const char *con
         if (tl_connect(c, c->port) != TL_OK)
             return TL_E_CONNECT;
     }
-    char head[1024];
-    int hl = snprintf(head, sizeof head, "%s %s HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n%s%s%s", method,
-                      path, (unsigned)c->port, content_type ? "Content-Type: " : "",
+    /* Sized for the request line and headers, so a long path (a fuzzed query
+       string) is sent as it is rather than refused here. */
+    size_t size = strlen(method) + strlen(path) + (content_type ? strlen(content_type) : 0) +
+                  (extra_headers ? strlen(extra_headers) : 0) + 256;
+    char *head = malloc(size);
+    if (!head)
+        return TL_E_PROTOCOL;
+    int hl = snprintf(head, size, "%s %s HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n%s%s%s", method, path,
+                      (unsigned)c->port, content_type ? "Content-Type: " : "",
                       content_type ? content_type : "", content_type ? "\r\n" : "");
-    if (hl < 0 || (size_t)hl >= sizeof head)
-        return TL_E_PROTOCOL;
     if (body || content_type)
-        hl += snprintf(head + hl, sizeof head - (size_t)hl, "Content-Length: %zu\r\n", body_len);
+        hl += snprintf(head + hl, size - (size_t)hl, "Content-Length: %zu\r\n", body_len);
     if (extra_headers)
-        hl += snprintf(head + hl, sizeof head - (size_t)hl, "%s", extra_headers);
-    hl += snprintf(head + hl, sizeof head - (size_t)hl, "\r\n");
-    if ((size_t)hl >= sizeof head)
-        return TL_E_PROTOCOL;
+        hl += snprintf(head + hl, size - (size_t)hl, "%s", extra_headers);
+    hl += snprintf(head + hl, size - (size_t)hl, "\r\n");
     int rc = send_all(c, head, (size_t)hl);
+    free(head);
     /* A server may answer (413) and close before reading a large body: a
        failed body write is not yet a failure, the response decides. */
     if (rc == TL_OK && body_len > 0)

@@ -195,6 +195,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     if (rc == TL_E_TIMEOUT)
         fz_require(0, "the server did not answer within 10 s (a stall)");
+    if (rc != TL_OK)
+        fprintf(stderr, "fuzz_request: %s (%zu bytes) -> transport error %d\n", path, strlen(path),
+                rc);
     fz_require(rc == TL_OK, "the server answers on a keep-alive connection");
     if (r.status >= 500)
         fprintf(stderr, "fuzz_request: %s -> %d %s\n", path, r.status, r.body);
