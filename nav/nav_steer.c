@@ -92,12 +92,20 @@ nav_steer *nav_steer_new(uint32_t max_agents, uint32_t max_obstacles) {
     s->item_cell = calloc(2 * (size_t)items, sizeof *s->item_cell);
     s->item_bucket = calloc(items, sizeof *s->item_bucket);
     s->fill = calloc(s->nbuckets, sizeof *s->fill);
+    s->memo_polys = malloc(STEER_MEMO_POLYS * sizeof *s->memo_polys);
+    s->memo_recs = calloc(STEER_MEMO_RECS, sizeof *s->memo_recs);
+    s->memo_index = calloc(STEER_MEMO_INDEX, sizeof *s->memo_index);
+    s->via_none = malloc(STEER_PATH_POLYS * sizeof *s->via_none);
     s->push = calloc(2 * (size_t)max_agents, sizeof *s->push);
     if (!s->agents || !s->bucket_start || !s->items || !s->item_cell || !s->item_bucket ||
-        !s->fill || !s->push) {
+        !s->fill || !s->push || !s->memo_polys || !s->memo_recs || !s->memo_index || !s->via_none) {
         nav_steer_free(s);
         return NULL;
     }
+    for (uint32_t k = 0; k < STEER_PATH_POLYS; k++)
+        s->via_none[k] = NAV_NONE;
+    /* every record starts invalid: its abs (0) is a full ring behind */
+    s->memo_wpos = (uint64_t)STEER_MEMO_POLYS + 1;
     s->path.corners = s->corners;
     s->path.polys = s->polys;
     s->path.links = s->links;
@@ -114,6 +122,10 @@ void nav_steer_free(nav_steer *s) {
     free(s->item_bucket);
     free(s->fill);
     free(s->push);
+    free(s->memo_polys);
+    free(s->memo_recs);
+    free(s->memo_index);
+    free(s->via_none);
     free(s);
 }
 
@@ -409,6 +421,19 @@ nav_status nav_step(nav_steer *s, const nav_mesh *m, nav_query *q, nav_cache *ca
     if (++s->tick == 0) { /* wrapped: make every memo entry stale explicitly */
         memset(s->goals, 0, sizeof s->goals);
         s->tick = 1;
+    }
+    /* the memo's corridors belong to one mesh and one filter */
+    uint64_t fkey = 0;
+    if (params->filter) {
+        const unsigned char *fb = (const unsigned char *)params->filter;
+        fkey = 0xCBF29CE484222325ull;
+        for (size_t k = 0; k < sizeof *params->filter; k++)
+            fkey = (fkey ^ fb[k]) * 0x100000001B3ull;
+    }
+    if (m->uid != s->memo_mesh_uid || fkey != s->memo_filter_key) {
+        s->memo_wpos += (uint64_t)STEER_MEMO_POLYS + 1;
+        s->memo_mesh_uid = m->uid;
+        s->memo_filter_key = fkey;
     }
     s->mesh = m;
     s->query = q;

@@ -16,6 +16,7 @@
 
 #include "nav/nav_cache.h"
 #include "nav/nav_internal.h"
+#include "nav/nav_query_internal.h"
 #include "nav/nav_steer_internal.h"
 
 #define CORNER_EPS 1e-3f     /* a corner this close (xz) is where we stand */
@@ -103,6 +104,63 @@ static nav_status snap_goal(nav_steer *s, const float g[3], uint32_t *poly, floa
     return st;
 }
 
+static uint32_t memo_hash(uint32_t poly, uint32_t end) {
+    uint32_t h = poly * 0x9E3779B1u ^ end * 0x85EBCA77u;
+    return (h ^ (h >> 15)) & (STEER_MEMO_INDEX - 1);
+}
+
+/* Remembers a complete, link-free corridor under each of its polygons. */
+static void memo_insert(nav_steer *s, const nav_path_result *r) {
+    uint32_t n = r->npolys;
+    if (n == 0 || n > STEER_PATH_POLYS || r->nlinks > 0 ||
+        (r->flags & (NAV_PATH_PARTIAL_UNREACHABLE | NAV_PATH_PARTIAL_BUDGET | NAV_PATH_TRUNCATED)))
+        return;
+    uint64_t phys = s->memo_wpos % STEER_MEMO_POLYS;
+    if (phys + n > STEER_MEMO_POLYS) { /* never split a corridor: skip the tail */
+        s->memo_wpos += STEER_MEMO_POLYS - phys;
+        phys = 0;
+    }
+    memcpy(&s->memo_polys[phys], r->polys, n * sizeof *r->polys);
+    uint32_t rec = s->memo_rec_head++ & (STEER_MEMO_RECS - 1);
+    s->memo_recs[rec].abs = s->memo_wpos;
+    s->memo_recs[rec].len = n;
+    s->memo_recs[rec].end_poly = r->end_poly;
+    for (uint32_t k = 0; k < n; k++) {
+        steer_memo_slot *sl = &s->memo_index[memo_hash(r->polys[k], r->end_poly)];
+        sl->abs = s->memo_wpos;
+        sl->poly = r->polys[k];
+        sl->end_poly = r->end_poly;
+        sl->rec = rec;
+        sl->pos = k;
+    }
+    s->memo_wpos += n;
+}
+
+/* The path from `start` (in poly) to `end` (in end_poly) along the suffix of
+   a remembered corridor through poly; false when none is remembered. */
+static bool memo_path(nav_steer *s, uint32_t poly, const float start[3], uint32_t end_poly,
+                      const float end[3]) {
+    const steer_memo_slot *sl = &s->memo_index[memo_hash(poly, end_poly)];
+    if (sl->poly != poly || sl->end_poly != end_poly)
+        return false;
+    const steer_memo_rec *rec = &s->memo_recs[sl->rec];
+    if (rec->abs != sl->abs || s->memo_wpos > sl->abs + STEER_MEMO_POLYS)
+        return false; /* the record or its polygons were overwritten since */
+    const uint32_t *suffix = &s->memo_polys[sl->abs % STEER_MEMO_POLYS + sl->pos];
+    uint32_t n = rec->len - sl->pos;
+    nav_path_result *r = &s->path;
+    r->ncorners = r->npolys = r->nlinks = r->nexpanded = 0;
+    r->flags = 0;
+    r->length = 0.0;
+    r->nodes_expanded = 0;
+    r->algorithm = NAV_ALGO_CORRIDOR;
+    memcpy(r->start, start, sizeof r->start);
+    memcpy(r->end, end, sizeof r->end);
+    r->start_poly = poly;
+    r->end_poly = end_poly;
+    return nav_string_pull(s->mesh, suffix, s->via_none, n, start, end, r) == NAV_OK;
+}
+
 /* The path from the agent to goal (through the cache when there is one). */
 static nav_status find_path(nav_steer *s, const steer_agent *a, const float goal[3]) {
     const nav_steer_params *pr = s->params;
@@ -138,11 +196,15 @@ static nav_status find_path(nav_steer *s, const steer_agent *a, const float goal
        string in that corridor. The corridor is the one first searched for
        that pair, so with a cache the answer can depend on what the cache
        saw (always a valid path); s->cache == NULL gives fresh searches. */
+    if (s->cache && memo_path(s, a->poly, a->pos, gpoly, req.end))
+        return NAV_OK;
     st = nav_find_path_cached(s->query, s->cache, s->mesh, &req, r, NULL);
     if (st == NAV_E_OFF_MESH) {
         memcpy(req.extents, pr->extents, sizeof req.extents);
         st = nav_find_path_cached(s->query, s->cache, s->mesh, &req, r, NULL);
     }
+    if (st == NAV_OK && s->cache)
+        memo_insert(s, r);
     return st;
 }
 
