@@ -7,9 +7,9 @@
  * the real binary. It asserts only properties, never speed: no 5xx, no
  * unexpected 4xx, no dropped connection, and the server's resident memory
  * after warm-up (until the 1 MiB path cache is 90% full) does not grow by
- * more than 512 KiB. The figures (p50/p99, requests/s) are
- * bench_load's job. Under ASan/TSan the memory check is skipped: their
- * allocators hold freed memory in quarantine on purpose.
+ * more than 512 KiB. The figures (p50/p99, requests/s) are bench_load's
+ * job. Under ASan/TSan the memory check is skipped: their allocators hold
+ * freed memory in quarantine on purpose.
  */
 #include <check.h>
 #include <stdio.h>
@@ -26,24 +26,7 @@
 #endif
 
 #define LD_KEY "load-key-0123456789abcdef"
-#define LD_CACHE_BYTES (1024 * 1024)
-
-/* The path cache's navd_path_cache_bytes from /metrics, or -1. */
-static long cache_bytes(uint16_t port) {
-    tl_conn c = {.fd = -1};
-    tl_response r;
-    long v = -1;
-    if (tl_connect(&c, port) != TL_OK)
-        return -1;
-    if (tl_request(&c, "GET", "/metrics", NULL, NULL, 0, NULL, &r) == TL_OK) {
-        const char *p = r.status == 200 ? strstr(r.body, "\nnavd_path_cache_bytes ") : NULL;
-        if (p)
-            v = strtol(p + 23, NULL, 10);
-        tl_response_free(&r);
-    }
-    tl_close(&c);
-    return v;
-}
+#define LD_CACHE_BYTES (1024.0 * 1024.0)
 
 START_TEST(test_short_load) {
     if (!tl_navd_bin()) {
@@ -54,10 +37,11 @@ START_TEST(test_short_load) {
     ck_assert_ptr_nonnull(mkdtemp(dir));
     char db[128];
     snprintf(db, sizeof db, "%s/navd.db", dir);
-    /* A small path cache: the default 64 MiB fills for far longer than the
-       warm-up under random queries, and a cache filling to its budget is
-       growth by design, not the leak this test looks for. */
-    const char *args[] = {"--api-key", LD_KEY, "--cache-bytes", "1M", NULL}; /* = LD_CACHE_BYTES */
+    /* A small path cache (1 MiB = LD_CACHE_BYTES; each worker's steering
+       corridor memo gets a quarter of it): the default 64 MiB, and its
+       4 MiB memos, fill for far longer than this run, and a cache filling
+       its budget is growth by design, not the leak this test looks for. */
+    const char *args[] = {"--api-key", LD_KEY, "--cache-bytes", "1M", NULL};
     tl_server srv;
     ck_assert_msg(tl_server_start(&srv, db, args, NULL) == 0, "navd did not start");
 
@@ -86,13 +70,15 @@ START_TEST(test_short_load) {
                       .put_per_mille = 5};
     tl_load_stats st;
     /* Warm up until the cache holds 90% of its budget (its arena pages are
-       committed as it fills: growth by design, not a leak), at most 10 s,
-       so the baseline does not depend on how fast this machine is today. */
+       committed as it fills), at most 10 s, so the baseline does not depend
+       on how fast this machine is today. */
     int rc = 0;
     tl_load_opts warm = o;
     warm.seconds = 1.0;
     warm.warmup = 0;
-    for (int i = 0; i < 10 && rc == 0 && cache_bytes(srv.port) < LD_CACHE_BYTES * 9L / 10; i++) {
+    for (int i = 0; i < 10 && rc == 0 &&
+                    !(tl_metric(srv.port, "navd_path_cache_bytes") >= 0.9 * LD_CACHE_BYTES);
+         i++) {
         rc = tl_load_run(&warm, &st);
         ck_assert_msg(rc != 0 || (st.errors_5xx == 0 && st.dropped == 0),
                       "warm-up: %ld 5xx, %ld dropped; first: %s", st.errors_5xx, st.dropped,
@@ -112,8 +98,10 @@ START_TEST(test_short_load) {
     for (int e = 0; e < TL_EP_COUNT; e++)
         if (st.enabled & (1u << e))
             printf("%s%s %ld", e ? ", " : "", tl_endpoint_name((tl_endpoint)e), st.ep[e].requests);
-    printf("), 5xx %ld, other errors %ld, dropped %ld, RSS %zu -> %zu KiB\n", st.errors_5xx,
-           st.errors_other, st.dropped, st.rss_start / 1024, st.rss_end / 1024);
+    printf("), 5xx %ld, other errors %ld, dropped %ld, RSS %zu -> %zu KiB, cache %.0f -> %.0f "
+           "KiB\n",
+           st.errors_5xx, st.errors_other, st.dropped, st.rss_start / 1024, st.rss_end / 1024,
+           st.cache_start / 1024, st.cache_end / 1024);
 
     ck_assert_msg(st.requests > 0, "no request completed");
     ck_assert_msg(st.errors_5xx == 0, "%ld 5xx answers; first: %s", st.errors_5xx, st.first_error);
