@@ -9,6 +9,13 @@
  * until it fits (an answer larger than a shard's budget is not stored).
  * Counters are atomics readable at any time (nav_cache_stats_get).
  *
+ * Memory. nav_cache_new reserves each shard's share up front as an arena of
+ * fixed-size slots; an entry occupies a chain of slots and eviction returns
+ * them to the shard's free list, so lookups, stores and evictions never
+ * allocate, and resident memory never exceeds the budget (pages are
+ * committed as slots are first used). An entry is charged its slots: its
+ * size rounded up to the slot size.
+ *
  * Keys. Every key holds nav_mesh_uid(m), which is unique per built mesh in
  * the process and never reused: after a replace or delete the old mesh's
  * entries can never match again (they age out of the LRU). Keys also hold
@@ -71,7 +78,7 @@ typedef struct nav_cache_stats {
     uint64_t misses;        /* lookups that searched */
     uint64_t evictions;     /* entries dropped to make room */
     uint64_t entries;       /* entries held now */
-    uint64_t bytes;         /* bytes held now (entries and their arrays) */
+    uint64_t bytes;         /* bytes held now (the slots of the entries held) */
     uint64_t max_bytes;     /* the configured budget */
 } nav_cache_stats;
 
