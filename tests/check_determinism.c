@@ -68,15 +68,13 @@ static int same_answer(const answer *x, const answer *y) {
 }
 
 static nav_path_request mkreq(float sx, float sz, float ex, float ez, nav_algo algo) {
-    nav_path_request r = {.start = {sx, 0, sz},
-                          .end = {ex, 0, ez},
-                          .extents = {0.5f, 1, 0.5f},
-                          .algorithm = algo};
+    nav_path_request r = {
+        .start = {sx, 0, sz}, .end = {ex, 0, ez}, .extents = {0.5f, 1, 0.5f}, .algorithm = algo};
     return r;
 }
 
-typedef nav_status (*path_fn)(nav_query *, nav_cache *, const nav_mesh *,
-                              const nav_path_request *, nav_path_result *, nav_cache_result *);
+typedef nav_status (*path_fn)(nav_query *, nav_cache *, const nav_mesh *, const nav_path_request *,
+                              nav_path_result *, nav_cache_result *);
 
 /*
  * Answers r cold, after the warm-up requests w[0..nw), and without a cache,
@@ -234,10 +232,10 @@ static void step_history_free(const nav_mesh *m, const nav_agent_in *in, uint32_
     nav_steer_free(s);
 
     for (uint32_t i = 0; i < n; i++) {
-        ck_assert_msg(memcmp(&o1[i], &o2[i], sizeof o1[i]) == 0,
-                      "agent %u: warmed cache answers differently (corner 0 %.3f,%.3f vs %.3f,%.3f)",
-                      i, o1[i].corners[0][0], o1[i].corners[0][2], o2[i].corners[0][0],
-                      o2[i].corners[0][2]);
+        ck_assert_msg(
+            memcmp(&o1[i], &o2[i], sizeof o1[i]) == 0,
+            "agent %u: warmed cache answers differently (corner 0 %.3f,%.3f vs %.3f,%.3f)", i,
+            o1[i].corners[0][0], o1[i].corners[0][2], o2[i].corners[0][0], o2[i].corners[0][2]);
         ck_assert_msg(memcmp(&o1[i], &o3[i], sizeof o1[i]) == 0,
                       "agent %u: no cache answers differently", i);
     }
@@ -330,30 +328,34 @@ static char *post(int port, const char *path, const char *body) {
 }
 
 START_TEST(http_path_and_step) {
+    /* Four copies of the mesh (each PUT builds a new mesh version, with its
+       own cache keys): "pc" and "sc" answer the request cold, "pw" and "sw"
+       after the warm-up. */
     th_server srv;
     ck_assert_msg(th_start(&srv, NULL, NULL) == 0, "navd did not start");
-    th_response r;
-    /* two copies: one warmed by path requests, one by step requests */
-    th_json(srv.port, "PUT", "/v1/navmeshes/p", SQUARE_HOLE, &r);
-    ck_assert_int_eq(r.status, 201);
-    th_response_free(&r);
-    th_json(srv.port, "PUT", "/v1/navmeshes/s", SQUARE_HOLE, &r);
-    ck_assert_int_eq(r.status, 201);
-    th_response_free(&r);
+    const char *names[] = {"pc", "pw", "sc", "sw"};
+    for (int i = 0; i < 4; i++) {
+        char path[64];
+        snprintf(path, sizeof path, "/v1/navmeshes/%s", names[i]);
+        th_response r;
+        ck_assert_int_eq(th_json(srv.port, "PUT", path, SQUARE_HOLE, &r), 0);
+        ck_assert_int_eq(r.status, 201);
+        th_response_free(&r);
+    }
 
     const char *pb = "{\"start\":[1,0,4.5],\"end\":[9,0,4.5],\"algorithm\":\"corridor\"%s}";
     char req[256], req_nc[256];
     snprintf(req, sizeof req, pb, "");
     snprintf(req_nc, sizeof req_nc, pb, ",\"cache\":false");
     const char *warm_path = "{\"start\":[1,0,5.5],\"end\":[9,0,5.5],\"algorithm\":\"corridor\"}";
-    char *cold = post(srv.port, "/v1/navmeshes/p/path", req);
-    free(post(srv.port, "/v1/navmeshes/p/path", warm_path));
-    char *again = post(srv.port, "/v1/navmeshes/p/path", req);
-    char *nc = post(srv.port, "/v1/navmeshes/p/path", req_nc);
-    ck_assert_str_eq(cold, again);
+    char *cold = post(srv.port, "/v1/navmeshes/pc/path", req);
+    free(post(srv.port, "/v1/navmeshes/pw/path", warm_path));
+    char *warm = post(srv.port, "/v1/navmeshes/pw/path", req);
+    char *nc = post(srv.port, "/v1/navmeshes/pc/path", req_nc);
+    ck_assert_str_eq(cold, warm);
     ck_assert_str_eq(cold, nc);
     free(cold);
-    free(again);
+    free(warm);
     free(nc);
 
     const char *sb = "{\"dt\":0.1,\"extents\":[0.5,1,0.5]%s,\"agents\":[{\"id\":\"a\","
@@ -363,17 +365,17 @@ START_TEST(http_path_and_step) {
     snprintf(sreq, sizeof sreq, sb, "", "4.5", "4.5");
     snprintf(sreq_nc, sizeof sreq_nc, sb, ",\"cache\":false", "4.5", "4.5");
     snprintf(swarm, sizeof swarm, sb, "", "5.5", "5.5");
+    char *scold = post(srv.port, "/v1/navmeshes/sc/step", sreq);
     /* several requests after the warm-up: the server's worker threads each
        have their own steering scratch, so try to reach more than one */
-    char *scold = post(srv.port, "/v1/navmeshes/s/step", sreq);
     for (int k = 0; k < 4; k++)
-        free(post(srv.port, "/v1/navmeshes/s/step", swarm));
+        free(post(srv.port, "/v1/navmeshes/sw/step", swarm));
     for (int k = 0; k < 4; k++) {
-        char *s2 = post(srv.port, "/v1/navmeshes/s/step", sreq);
+        char *s2 = post(srv.port, "/v1/navmeshes/sw/step", sreq);
         ck_assert_str_eq(scold, s2);
         free(s2);
     }
-    char *snc = post(srv.port, "/v1/navmeshes/s/step", sreq_nc);
+    char *snc = post(srv.port, "/v1/navmeshes/sw/step", sreq_nc);
     ck_assert_str_eq(scold, snc);
     free(snc);
     free(scold);
