@@ -87,6 +87,7 @@ void nav_mesh_free(nav_mesh *m) {
     free(m->scc_dag);
     free(m->bvh);
     free(x->link_in);
+    nav_height_accel_free(x);
     free(x);
 }
 
@@ -992,6 +993,8 @@ nav_status nav_mesh_build(const nav_mesh_input *in, const nav_mesh_limits *limit
         st = nav_set_error(err, NAV_E_NOMEM, "out of memory copying the detail mesh");
     if (st == NAV_OK && nav_build_geometry(x) != NAV_OK)
         st = nav_set_error(err, NAV_E_NOMEM, "out of memory");
+    if (st == NAV_OK && nav_height_accel_build(x) != NAV_OK)
+        st = nav_set_error(err, NAV_E_NOMEM, "out of memory indexing the detail mesh");
     if (st == NAV_OK && nav_index_build(m) != NAV_OK)
         st = nav_set_error(err, NAV_E_NOMEM, "out of memory building the spatial index");
     if (st == NAV_OK) {
