@@ -71,7 +71,9 @@ static step_scratch *scratch_get(const api_config *cfg) {
     if (!s)
         return NULL;
     s->max_agents = n;
-    s->steer = nav_steer_new(n, n);
+    /* the corridor memo is part of the path cache's budget: a quarter of
+       --cache-bytes per worker thread (none without a cache) */
+    s->steer = nav_steer_new_memo(n, n, cfg->cache_bytes / 4);
     s->in = calloc(n, sizeof *s->in);
     s->out = calloc(n, sizeof *s->out);
     s->obs = calloc(n, sizeof *s->obs);

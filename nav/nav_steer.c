@@ -73,7 +73,20 @@ void nav_steer_params_default(nav_steer_params *p) {
 
 /* ---- scratch ---- */
 
+/* Bytes of memo per polygon id: the id, half an index slot, 1/32 record. */
+#define MEMO_BYTES_PER_ID                                                                          \
+    (sizeof(uint32_t) + sizeof(steer_memo_slot) / 2 + sizeof(steer_memo_rec) / 32)
+
 nav_steer *nav_steer_new(uint32_t max_agents, uint32_t max_obstacles) {
+    /* 1024 polygon ids per agent: room for each agent's corridor across a
+       large mesh, so corridors of one tick do not evict each other */
+    uint64_t ids = STEER_MEMO_MIN;
+    while (ids < STEER_MEMO_MAX && ids < 1024ull * max_agents)
+        ids <<= 1;
+    return nav_steer_new_memo(max_agents, max_obstacles, (size_t)ids * MEMO_BYTES_PER_ID);
+}
+
+nav_steer *nav_steer_new_memo(uint32_t max_agents, uint32_t max_obstacles, size_t memo_bytes) {
     if (max_agents == 0 || max_obstacles == 0 || max_agents > (1u << 24) ||
         max_obstacles > (1u << 24))
         return NULL;
@@ -92,9 +105,17 @@ nav_steer *nav_steer_new(uint32_t max_agents, uint32_t max_obstacles) {
     s->item_cell = calloc(2 * (size_t)items, sizeof *s->item_cell);
     s->item_bucket = calloc(items, sizeof *s->item_bucket);
     s->fill = calloc(s->nbuckets, sizeof *s->fill);
-    s->memo_polys = malloc(STEER_MEMO_POLYS * sizeof *s->memo_polys);
-    s->memo_recs = calloc(STEER_MEMO_RECS, sizeof *s->memo_recs);
-    s->memo_index = calloc(STEER_MEMO_INDEX, sizeof *s->memo_index);
+    /* the largest power of two of ids within memo_bytes (at least the floor) */
+    s->memo_cap = STEER_MEMO_MIN;
+    while (s->memo_cap < STEER_MEMO_MAX &&
+           (uint64_t)s->memo_cap * 2 * MEMO_BYTES_PER_ID <= (uint64_t)memo_bytes)
+        s->memo_cap <<= 1;
+    s->memo_on = memo_bytes > 0;
+    s->memo_nrecs = s->memo_cap / 32;
+    s->memo_nidx = s->memo_cap / 2;
+    s->memo_polys = malloc(s->memo_cap * sizeof *s->memo_polys);
+    s->memo_recs = calloc(s->memo_nrecs, sizeof *s->memo_recs);
+    s->memo_index = calloc(s->memo_nidx, sizeof *s->memo_index);
     s->via_none = malloc(STEER_PATH_POLYS * sizeof *s->via_none);
     s->push = calloc(2 * (size_t)max_agents, sizeof *s->push);
     if (!s->agents || !s->bucket_start || !s->items || !s->item_cell || !s->item_bucket ||
@@ -105,7 +126,7 @@ nav_steer *nav_steer_new(uint32_t max_agents, uint32_t max_obstacles) {
     for (uint32_t k = 0; k < STEER_PATH_POLYS; k++)
         s->via_none[k] = NAV_NONE;
     /* every record starts invalid: its abs (0) is a full ring behind */
-    s->memo_wpos = (uint64_t)STEER_MEMO_POLYS + 1;
+    s->memo_wpos = (uint64_t)s->memo_cap + 1;
     s->path.corners = s->corners;
     s->path.polys = s->polys;
     s->path.links = s->links;
@@ -431,7 +452,7 @@ nav_status nav_step(nav_steer *s, const nav_mesh *m, nav_query *q, nav_cache *ca
             fkey = (fkey ^ fb[k]) * 0x100000001B3ull;
     }
     if (m->uid != s->memo_mesh_uid || fkey != s->memo_filter_key) {
-        s->memo_wpos += (uint64_t)STEER_MEMO_POLYS + 1;
+        s->memo_wpos += (uint64_t)s->memo_cap + 1;
         s->memo_mesh_uid = m->uid;
         s->memo_filter_key = fkey;
     }

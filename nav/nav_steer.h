@@ -188,6 +188,14 @@ typedef struct nav_step_error {
  * nav_step never allocates. NULL on allocation failure or bad sizes.
  */
 nav_steer *nav_steer_new(uint32_t max_agents, uint32_t max_obstacles);
+/*
+ * The same with the corridor memo's budget in bytes (0: no memo). The memo
+ * keeps recent path corridors so an agent entering the next polygon of its
+ * corridor reuses it instead of searching; it is consulted only when
+ * nav_step gets a path cache. nav_steer_new gives it about 17 bytes x 1024
+ * per agent, at most about 17 MiB. Its pages fill as it is used.
+ */
+nav_steer *nav_steer_new_memo(uint32_t max_agents, uint32_t max_obstacles, size_t memo_bytes);
 void nav_steer_free(nav_steer *s);
 uint32_t nav_steer_max_agents(const nav_steer *s);
 uint32_t nav_steer_max_obstacles(const nav_steer *s);

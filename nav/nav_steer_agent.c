@@ -104,29 +104,29 @@ static nav_status snap_goal(nav_steer *s, const float g[3], uint32_t *poly, floa
     return st;
 }
 
-static uint32_t memo_hash(uint32_t poly, uint32_t end) {
+static uint32_t memo_hash(const nav_steer *s, uint32_t poly, uint32_t end) {
     uint32_t h = poly * 0x9E3779B1u ^ end * 0x85EBCA77u;
-    return (h ^ (h >> 15)) & (STEER_MEMO_INDEX - 1);
+    return (h ^ (h >> 15)) & (s->memo_nidx - 1);
 }
 
 /* Remembers a complete, link-free corridor under each of its polygons. */
 static void memo_insert(nav_steer *s, const nav_path_result *r) {
     uint32_t n = r->npolys;
-    if (n == 0 || n > STEER_PATH_POLYS || r->nlinks > 0 ||
+    if (n == 0 || n > STEER_PATH_POLYS || n > s->memo_cap / 4 || r->nlinks > 0 ||
         (r->flags & (NAV_PATH_PARTIAL_UNREACHABLE | NAV_PATH_PARTIAL_BUDGET | NAV_PATH_TRUNCATED)))
         return;
-    uint64_t phys = s->memo_wpos % STEER_MEMO_POLYS;
-    if (phys + n > STEER_MEMO_POLYS) { /* never split a corridor: skip the tail */
-        s->memo_wpos += STEER_MEMO_POLYS - phys;
+    uint64_t phys = s->memo_wpos % s->memo_cap;
+    if (phys + n > s->memo_cap) { /* never split a corridor: skip the tail */
+        s->memo_wpos += s->memo_cap - phys;
         phys = 0;
     }
     memcpy(&s->memo_polys[phys], r->polys, n * sizeof *r->polys);
-    uint32_t rec = s->memo_rec_head++ & (STEER_MEMO_RECS - 1);
+    uint32_t rec = s->memo_rec_head++ & (s->memo_nrecs - 1);
     s->memo_recs[rec].abs = s->memo_wpos;
     s->memo_recs[rec].len = n;
     s->memo_recs[rec].end_poly = r->end_poly;
     for (uint32_t k = 0; k < n; k++) {
-        steer_memo_slot *sl = &s->memo_index[memo_hash(r->polys[k], r->end_poly)];
+        steer_memo_slot *sl = &s->memo_index[memo_hash(s, r->polys[k], r->end_poly)];
         sl->abs = s->memo_wpos;
         sl->poly = r->polys[k];
         sl->end_poly = r->end_poly;
@@ -140,13 +140,13 @@ static void memo_insert(nav_steer *s, const nav_path_result *r) {
    a remembered corridor through poly; false when none is remembered. */
 static bool memo_path(nav_steer *s, uint32_t poly, const float start[3], uint32_t end_poly,
                       const float end[3]) {
-    const steer_memo_slot *sl = &s->memo_index[memo_hash(poly, end_poly)];
+    const steer_memo_slot *sl = &s->memo_index[memo_hash(s, poly, end_poly)];
     if (sl->poly != poly || sl->end_poly != end_poly)
         return false;
     const steer_memo_rec *rec = &s->memo_recs[sl->rec];
-    if (rec->abs != sl->abs || s->memo_wpos > sl->abs + STEER_MEMO_POLYS)
+    if (rec->abs != sl->abs || s->memo_wpos > sl->abs + s->memo_cap)
         return false; /* the record or its polygons were overwritten since */
-    const uint32_t *suffix = &s->memo_polys[sl->abs % STEER_MEMO_POLYS + sl->pos];
+    const uint32_t *suffix = &s->memo_polys[sl->abs % s->memo_cap + sl->pos];
     uint32_t n = rec->len - sl->pos;
     nav_path_result *r = &s->path;
     r->ncorners = r->npolys = r->nlinks = r->nexpanded = 0;
@@ -196,14 +196,14 @@ static nav_status find_path(nav_steer *s, const steer_agent *a, const float goal
        string in that corridor. The corridor is the one first searched for
        that pair, so with a cache the answer can depend on what the cache
        saw (always a valid path); s->cache == NULL gives fresh searches. */
-    if (s->cache && memo_path(s, a->poly, a->pos, gpoly, req.end))
+    if (s->cache && s->memo_on && memo_path(s, a->poly, a->pos, gpoly, req.end))
         return NAV_OK;
     st = nav_find_path_cached(s->query, s->cache, s->mesh, &req, r, NULL);
     if (st == NAV_E_OFF_MESH) {
         memcpy(req.extents, pr->extents, sizeof req.extents);
         st = nav_find_path_cached(s->query, s->cache, s->mesh, &req, r, NULL);
     }
-    if (st == NAV_OK && s->cache)
+    if (st == NAV_OK && s->cache && s->memo_on)
         memo_insert(s, r);
     return st;
 }

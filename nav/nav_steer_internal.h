@@ -40,9 +40,11 @@ typedef struct steer_goal {
  * polygon and only the string pulling runs. Fixed size, overwritten in
  * ring order, cleared when the mesh or the filter changes.
  */
-#define STEER_MEMO_POLYS (1u << 19) /* polygon ids held (2 MiB) */
-#define STEER_MEMO_RECS (1u << 15)  /* corridors held */
-#define STEER_MEMO_INDEX (1u << 17) /* (polygon, end) slots, direct-mapped */
+/* Sized by nav_steer_new_memo's budget: a power of two of polygon ids,
+   2^12 .. 2^20 (about 17 MiB), an index of half as many direct-mapped slots
+   and 1 record per 32 ids. */
+#define STEER_MEMO_MIN (1u << 12)
+#define STEER_MEMO_MAX (1u << 20)
 typedef struct steer_memo_rec {
     uint64_t abs; /* absolute write position of its first polygon */
     uint32_t len;
@@ -100,6 +102,10 @@ struct nav_steer {
 
     steer_goal goals[STEER_GOAL_MEMO];
 
+    bool memo_on;        /* a budget was given (0 disables the memo) */
+    uint32_t memo_cap;   /* polygon ids in the ring (power of two) */
+    uint32_t memo_nrecs; /* power of two */
+    uint32_t memo_nidx;  /* power of two */
     uint32_t *memo_polys;
     steer_memo_rec *memo_recs;
     steer_memo_slot *memo_index;
