@@ -27,6 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "service/svc_config.h"
 #include "test_fixtures.h"
 #include "test_http.h"
 
@@ -1080,6 +1081,49 @@ START_TEST(sigterm_finishes_in_flight) {
 }
 END_TEST
 
+/* The configuration table in-process: defaults, environment, flags (which
+   win), byte suffixes, booleans. */
+START_TEST(config_table_parses) {
+    svc_config c;
+    FILE *devnull = fopen("/dev/null", "w");
+    char *argv0[] = {"navd", NULL};
+    unsetenv("NAVD_PORT");
+    unsetenv("NAVD_MAX_BODY");
+    ck_assert_int_eq(svc_config_parse(&c, 1, argv0, devnull), SVC_CONFIG_OK);
+    ck_assert_uint_eq(c.port, 8080);
+    ck_assert_str_eq(c.bind, "0.0.0.0");
+    ck_assert_str_eq(c.db, "data/navd.db");
+    ck_assert_uint_eq(c.max_body, 64ull << 20);
+    ck_assert_uint_eq(c.max_nodes, 65536);
+    ck_assert_uint_eq(c.max_batch, 1000);
+    ck_assert_uint_eq(c.connection_timeout, 30);
+    ck_assert(c.threads >= 1);
+    ck_assert(!c.demo);
+    ck_assert_str_eq(c.api_key, "");
+
+    setenv("NAVD_PORT", "9000", 1);
+    setenv("NAVD_MAX_BODY", "2K", 1);
+    ck_assert_int_eq(svc_config_parse(&c, 1, argv0, devnull), SVC_CONFIG_OK);
+    ck_assert_uint_eq(c.port, 9000);
+    ck_assert_uint_eq(c.max_body, 2048);
+    char *argv1[] = {"navd",          "--port", "9001",        "--max-body=3MiB", "--demo",
+                     "--cache-bytes", "0",      "--log-level", "debug",           NULL};
+    ck_assert_int_eq(svc_config_parse(&c, 9, argv1, devnull), SVC_CONFIG_OK);
+    ck_assert_uint_eq(c.port, 9001); /* the flag wins over NAVD_PORT */
+    ck_assert_uint_eq(c.max_body, 3ull << 20);
+    ck_assert(c.demo);
+    ck_assert_uint_eq(c.cache_bytes, 0);
+    ck_assert_str_eq(c.log_level, "debug");
+    setenv("NAVD_PORT", "99999", 1); /* out of range in the environment: refused too */
+    ck_assert_int_eq(svc_config_parse(&c, 1, argv0, devnull), SVC_CONFIG_BAD);
+    unsetenv("NAVD_PORT");
+    unsetenv("NAVD_MAX_BODY");
+    char *argv2[] = {"navd", "--max-body", "512", NULL}; /* below the 1K minimum */
+    ck_assert_int_eq(svc_config_parse(&c, 3, argv2, devnull), SVC_CONFIG_BAD);
+    fclose(devnull);
+}
+END_TEST
+
 START_TEST(env_config_applies) {
     th_server s;
     setenv("NAVD_API_KEY", "from-env", 1);
@@ -1584,6 +1628,7 @@ Suite *api_http_suite(void) {
     tcase_add_test(tc, damaged_blob_is_skipped);
     tcase_add_test(tc, config_errors_exit_2);
     tcase_add_test(tc, env_config_applies);
+    tcase_add_test(tc, config_table_parses);
     tcase_add_test(tc, idle_connection_is_closed);
     tcase_add_test(tc, trickled_headers_are_cut);
     tcase_add_test(tc, sigterm_finishes_in_flight);
