@@ -578,6 +578,12 @@ static void commit(nav_optimal *o, const opt_node *nn, double f) {
     heap_push(o, f, o->recs[nn->rec].g, idx);
 }
 
+/* f of a NORMAL node: g of its root plus Polyanya's heuristic. */
+static double node_f(const nav_optimal *o, const opt_node *nn) {
+    const opt_rec *r = &o->recs[nn->rec];
+    return r->g + heur(r->x, r->z, nn->ax, nn->az, nn->bx, nn->bz, o->tx, o->tz);
+}
+
 /* Generates a successor (f is computed here for K_NORMAL) unless pruned;
    for non-GOAL kinds also a corridor record for its polygon. */
 static void push_node(nav_optimal *o, uint8_t kind, uint32_t poly, uint32_t el, uint32_t rec,
@@ -604,10 +610,16 @@ static void push_node(nav_optimal *o, uint8_t kind, uint32_t poly, uint32_t el, 
            interval dominance may have trimmed) */
         if (dominated(o, &nn))
             return;
-        const opt_rec *r = &o->recs[rec];
-        f = r->g + heur(r->x, r->z, nn.ax, nn.az, nn.bx, nn.bz, o->tx, o->tz);
-        if (f >= o->goal_f)
-            return;
+        /* f only orders the open list and prunes against a goal: a first
+           successor found before any goal gets it only if it is committed
+           (most such nodes are collapsed and never need it) */
+        if (o->nsucc == 0 && o->goal_f == INFINITY) {
+            f = NAN;
+        } else {
+            f = node_f(o, &nn);
+            if (f >= o->goal_f)
+                return;
+        }
     }
     if (kind == K_GOAL)
         o->goal_f = f;
@@ -630,7 +642,7 @@ static void push_node(nav_optimal *o, uint8_t kind, uint32_t poly, uint32_t el, 
         return;
     }
     if (o->nsucc == 1)
-        commit(o, &o->pend, o->pend_f);
+        commit(o, &o->pend, isnan(o->pend_f) ? node_f(o, &o->pend) : o->pend_f);
     o->nsucc = 2;
     commit(o, &nn, f);
 }
