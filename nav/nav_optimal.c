@@ -359,9 +359,14 @@ static int corner_walk(const nav_mesh *m, uint64_t excl, uint32_t p, uint32_t k)
 }
 
 void nav_optimal_corners(nav_mesh *m) {
-    for (uint32_t p = 0; p < m->npolys; p++)
-        for (uint32_t k = 0; k < nav_poly_nverts(m, p); k++)
+    for (uint32_t p = 0; p < m->npolys; p++) {
+        uint32_t open = 0;
+        for (uint32_t k = 0; k < nav_poly_nverts(m, p); k++) {
             m->poly_corner[m->poly_start[p] + k] = (uint8_t)corner_walk(m, 0, p, k);
+            open += m->poly_nei[m->poly_start[p] + k] != NAV_NONE;
+        }
+        m->poly_open[p] = (uint8_t)(open < 255 ? open : 255);
+    }
 }
 
 /* Corner test for the current search: the mesh's precomputed flag when the
@@ -565,8 +570,11 @@ static int goal_index(const nav_optimal *o, uint32_t p);
 /* Entering polygon q through the edge that starts at vertex `entry` leads
    nowhere when q has no other passable edge, no link out and no goal: such
    nodes are not generated (Polyanya's dead-end pruning). */
-static int dead_end(const nav_optimal *o, uint32_t q, uint32_t el) {
+static inline int dead_end(const nav_optimal *o, uint32_t q, uint32_t el) {
     const nav_mesh *m = o->m;
+    /* nothing excluded: two edges with neighbours mean one besides the entry */
+    if (m->poly_open[q] >= 2 && !(o->excl & m->area_mask))
+        return 0;
     uint32_t s = m->poly_start[q], n = nav_poly_nverts(m, q);
     for (uint32_t k = 0; k < n; k++)
         if (k != el && passable(o, m->poly_nei[s + k]))
