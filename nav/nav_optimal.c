@@ -197,8 +197,8 @@ static inline double dist(double ax, double az, double bx, double bz) {
 /* Shortest root r -> segment [a, b] -> p, for p on the far side of (or on)
    the line ab, where the cone r->a, r->b has a on its positive side.
    *turn: 0 straight, 1 bending at a, 2 bending at b. */
-static double via(double rx, double rz, double ax, double az, double bx, double bz, double px,
-                  double pz, int *turn) {
+static inline double via(double rx, double rz, double ax, double az, double bx, double bz,
+                         double px, double pz, int *turn) {
     if (orient(rx, rz, ax, az, px, pz) < 0) {
         *turn = 1;
         return dist(rx, rz, ax, az) + dist(ax, az, px, pz);
@@ -213,8 +213,8 @@ static double via(double rx, double rz, double ax, double az, double bx, double 
 
 /* Polyanya's heuristic: the goal mirrored onto the far side of the interval's
    line, then the shortest root -> interval -> goal length. */
-static double heur(double rx, double rz, double ax, double az, double bx, double bz, double tx,
-                   double tz) {
+static inline double heur(double rx, double rz, double ax, double az, double bx, double bz,
+                          double tx, double tz) {
     if (orient(ax, az, bx, bz, tx, tz) > 0) {
         double dx = bx - ax, dz = bz - az, l2 = dx * dx + dz * dz;
         if (l2 > 0) {
@@ -359,9 +359,14 @@ static int corner_walk(const nav_mesh *m, uint64_t excl, uint32_t p, uint32_t k)
 }
 
 void nav_optimal_corners(nav_mesh *m) {
-    for (uint32_t p = 0; p < m->npolys; p++)
-        for (uint32_t k = 0; k < nav_poly_nverts(m, p); k++)
+    for (uint32_t p = 0; p < m->npolys; p++) {
+        uint32_t open = 0;
+        for (uint32_t k = 0; k < nav_poly_nverts(m, p); k++) {
             m->poly_corner[m->poly_start[p] + k] = (uint8_t)corner_walk(m, 0, p, k);
+            open += m->poly_nei[m->poly_start[p] + k] != NAV_NONE;
+        }
+        m->poly_open[p] = (uint8_t)(open < 255 ? open : 255);
+    }
 }
 
 /* Corner test for the current search: the mesh's precomputed flag when the
@@ -481,7 +486,10 @@ static double seg_dist(double px, double pz, double ax, double az, double bx, do
     return dist(px, pz, ax + u * dx, az + u * dz);
 }
 
-static int dominated(const nav_optimal *o, opt_node *nd) {
+static int dominated_by(const nav_optimal *o, opt_node *nd, const opt_estate *es);
+
+/* The quick exits inline (most calls), the geometric test out of line. */
+static inline int dominated(const nav_optimal *o, opt_node *nd) {
     const opt_estate *es = &o->etab[o->m->poly_start[nd->poly] + nd->elocal];
     /* the node was tested against this very reference when generated (or
        there was none then and is none now): the answer cannot change */
@@ -491,6 +499,13 @@ static int dominated(const nav_optimal *o, opt_node *nd) {
     nd->dver = ver;
     if (ver == 0 || es->rec == nd->rec)
         return 0;
+    return dominated_by(o, nd, es);
+}
+
+/* Does the current reference es of nd's edge dominate nd? May trim nd to the
+   part es does not cover. */
+static __attribute__((noinline)) int dominated_by(const nav_optimal *o, opt_node *nd,
+                                                  const opt_estate *es) {
     double lo = nd->ta > es->t0 ? nd->ta : es->t0, hi = nd->tb < es->t1 ? nd->tb : es->t1;
     if (hi - lo <= OPT_TEPS)
         return 0;
@@ -555,8 +570,11 @@ static int goal_index(const nav_optimal *o, uint32_t p);
 /* Entering polygon q through the edge that starts at vertex `entry` leads
    nowhere when q has no other passable edge, no link out and no goal: such
    nodes are not generated (Polyanya's dead-end pruning). */
-static int dead_end(const nav_optimal *o, uint32_t q, uint32_t el) {
+static inline int dead_end(const nav_optimal *o, uint32_t q, uint32_t el) {
     const nav_mesh *m = o->m;
+    /* nothing excluded: two edges with neighbours mean one besides the entry */
+    if (m->poly_open[q] >= 2 && !(o->excl & m->area_mask))
+        return 0;
     uint32_t s = m->poly_start[q], n = nav_poly_nverts(m, q);
     for (uint32_t k = 0; k < n; k++)
         if (k != el && passable(o, m->poly_nei[s + k]))
@@ -586,9 +604,10 @@ static double node_f(const nav_optimal *o, const opt_node *nn) {
 
 /* Generates a successor (f is computed here for K_NORMAL) unless pruned;
    for non-GOAL kinds also a corridor record for its polygon. */
-static void push_node(nav_optimal *o, uint8_t kind, uint32_t poly, uint32_t el, uint32_t rec,
-                      double ax, double az, double bx, double bz, uint8_t flags, double f,
-                      uint32_t trail_parent, double ta, double tb) {
+static inline __attribute__((always_inline)) void
+push_node(nav_optimal *o, uint8_t kind, uint32_t poly, uint32_t el, uint32_t rec, double ax,
+          double az, double bx, double bz, uint8_t flags, double f, uint32_t trail_parent,
+          double ta, double tb) {
     if (kind != K_NORMAL && f >= o->goal_f)
         return;
     if ((kind == K_NORMAL || kind == K_FULL) && dead_end(o, poly, el))
@@ -695,8 +714,10 @@ static void push_full(nav_optimal *o, uint32_t nb, uint32_t el, uint32_t rec,
  * j + 1) seen from root `rec`. from_start: the root is a START root, which
  * may lie a rounding error outside p: treat "outside" as "on the edge".
  */
-static void push_piece(nav_optimal *o, uint32_t p, uint32_t j, double t0, double t1, uint32_t rec,
-                       int from_start, uint32_t trail_parent) {
+static inline __attribute__((always_inline)) void push_piece(nav_optimal *o, uint32_t p, uint32_t j,
+                                                             double t0, double t1, uint32_t rec,
+                                                             int from_start,
+                                                             uint32_t trail_parent) {
     const nav_mesh *m = o->m;
     uint32_t s = m->poly_start[p], n = nav_poly_nverts(m, p);
     uint32_t j1 = j + 1 == n ? 0 : j + 1;
