@@ -35,6 +35,8 @@
 /* Target detail triangles per grid cell, and the grid's largest side. */
 #define NAV_GRID_TRIS_PER_CELL 2.0
 #define NAV_GRID_MAX_SIDE 32.0
+/* Most grid entries per triangle of a polygon (else it keeps the scan). */
+#define NAV_GRID_MAX_COPIES 16
 
 static uint32_t nav_tri_count(const nav_mesh *m, uint32_t p) {
     if (m->detail_poly_tris && m->detail_poly_tris[2 * (size_t)p + 1])
@@ -271,6 +273,29 @@ static void nav_grid_shape(const nav_mesh *m, uint32_t p, uint32_t nt, nav_tri_g
     g->sz = d > 0 ? nz / d : 0;
 }
 
+/* Cell range of triangle t of polygon p in grid g. */
+static void nav_tri_cells(const nav_mesh *m, uint32_t p, uint32_t t, const nav_tri_grid *g,
+                          uint32_t c0[2], uint32_t c1[2]) {
+    double lo[2], hi[2];
+    nav_tri_box(m, p, t, lo, hi);
+    c0[0] = nav_cell(lo[0], g->x0, g->sx, g->nx);
+    c1[0] = nav_cell(hi[0], g->x0, g->sx, g->nx);
+    c0[1] = nav_cell(lo[1], g->z0, g->sz, g->nz);
+    c1[1] = nav_cell(hi[1], g->z0, g->sz, g->nz);
+}
+
+/* Number of (cell, triangle) entries polygon p's grid g would hold. */
+static size_t nav_grid_entries(const nav_mesh *m, uint32_t p, const nav_tri_grid *g) {
+    size_t total = 0;
+    uint32_t nt = m->detail_poly_tris[2 * (size_t)p + 1];
+    for (uint32_t t = 0; t < nt; t++) {
+        uint32_t c0[2], c1[2];
+        nav_tri_cells(m, p, t, g, c0, c1);
+        total += (size_t)(c1[0] - c0[0] + 1) * (c1[1] - c0[1] + 1);
+    }
+    return total;
+}
+
 static bool nav_wants_grid(const nav_mesh *m, uint32_t p) {
     if (!m->detail_poly_tris)
         return false;
@@ -310,9 +335,15 @@ nav_status nav_height_accel_build(nav_mesh_ext *x) {
         if (!nav_wants_grid(m, p))
             continue;
         nav_tri_grid *g = &x->tri_grids[ngrids];
-        nav_grid_shape(m, p, m->detail_poly_tris[2 * (size_t)p + 1], g);
-        if (ncells + (size_t)g->nx * g->nz > UINT32_MAX - 1)
-            break; /* the rest keep the plain scan */
+        uint32_t nt = m->detail_poly_tris[2 * (size_t)p + 1];
+        nav_grid_shape(m, p, nt, g);
+        /* Polygons whose triangles overlap too many cells each (crafted
+           uploads: huge overlapping triangles) keep the plain scan, so the
+           grids never take more than NAV_GRID_MAX_COPIES entries per
+           triangle; so do any beyond the 32-bit cell range. */
+        if (ncells + (size_t)g->nx * g->nz > UINT32_MAX - 1 ||
+            nav_grid_entries(m, p, g) > (size_t)NAV_GRID_MAX_COPIES * nt)
+            continue;
         g->first_cell = (uint32_t)ncells;
         ncells += (size_t)g->nx * g->nz;
         x->tri_grid_of[p] = ngrids++;
@@ -327,14 +358,10 @@ nav_status nav_height_accel_build(nav_mesh_ext *x) {
             const nav_tri_grid *g = &x->tri_grids[x->tri_grid_of[p]];
             uint32_t nt = m->detail_poly_tris[2 * (size_t)p + 1];
             for (uint32_t t = 0; t < nt; t++) {
-                double lo[2], hi[2];
-                nav_tri_box(m, p, t, lo, hi);
-                uint32_t cx0 = nav_cell(lo[0], g->x0, g->sx, g->nx);
-                uint32_t cx1 = nav_cell(hi[0], g->x0, g->sx, g->nx);
-                uint32_t cz0 = nav_cell(lo[1], g->z0, g->sz, g->nz);
-                uint32_t cz1 = nav_cell(hi[1], g->z0, g->sz, g->nz);
-                for (uint32_t cz = cz0; cz <= cz1; cz++)
-                    for (uint32_t cx = cx0; cx <= cx1; cx++) {
+                uint32_t c0[2], c1[2];
+                nav_tri_cells(m, p, t, g, c0, c1);
+                for (uint32_t cz = c0[1]; cz <= c1[1]; cz++)
+                    for (uint32_t cx = c0[0]; cx <= c1[0]; cx++) {
                         uint32_t c = g->first_cell + cz * g->nx + cx;
                         if (pass == 0)
                             x->grid_cells[c + 1]++;

@@ -162,6 +162,39 @@ START_TEST(test_lattice_vs_scan) {
 }
 END_TEST
 
+/* 40 copies of the two halves of the square [0, 8]^2 (all at y = 1): each
+   triangle spans every cell of any grid, more copies than the grids allow
+   per triangle, so the polygon keeps the plain scan, which lifts every
+   inside point to y = 1 (every triangle's corners are at 1). */
+START_TEST(test_overlapping_triangles_keep_scan) {
+    float corners[12] = {0, 1, 0, 0, 1, 8, 8, 1, 8, 8, 1, 0};
+    uint32_t pstart[2] = {0, 4}, pverts[4] = {0, 1, 2, 3};
+    uint32_t dt[3 * 80];
+    for (int k = 0; k < 40; k++) {
+        uint32_t a[6] = {0, 2, 3, 0, 1, 2};
+        memcpy(&dt[6 * k], a, sizeof a);
+    }
+    uint32_t dpoly[2] = {0, 80};
+    nav_mesh_input in = {.verts = corners,
+                         .nverts = 4,
+                         .poly_start = pstart,
+                         .poly_verts = pverts,
+                         .npolys = 1,
+                         .detail_tris = dt,
+                         .ndetail_tris = 80,
+                         .detail_poly_tris = dpoly};
+    nav_mesh *m = NULL;
+    ck_assert_int_eq(nav_mesh_build(&in, NULL, &m, NULL), NAV_OK);
+    const nav_mesh_ext *x = nav_mesh_ext_of(m);
+    ck_assert(x->tri_grid_of == NULL || x->tri_grid_of[0] == NAV_NONE);
+    ck_assert_float_eq_tol(height_of(m, 0, 3.3f, 6.1f), 1.0f, 1e-6f);
+    uint32_t rng = 5;
+    for (int k = 0; k < 200; k++)
+        assert_same(m, 0, fx_randf(&rng) * 12 - 2, fx_randf(&rng) * 12 - 2);
+    nav_mesh_free(m);
+}
+END_TEST
+
 /* ---- the shared Recast meshes ---- */
 
 static nav_mesh *load_shared(const char *name) {
@@ -297,6 +330,7 @@ Suite *nav_height_suite(void) {
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_lattice_by_hand);
     tcase_add_test(tc, test_lattice_vs_scan);
+    tcase_add_test(tc, test_overlapping_triangles_keep_scan);
     tcase_add_test(tc, test_shared_height_vs_scan);
     tcase_add_test(tc, test_shared_nearest_vs_brute);
     suite_add_tcase(s, tc);
