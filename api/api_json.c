@@ -105,13 +105,114 @@ void api_jw_str(api_jw *w, const char *s) {
     w->len = (size_t)(o - w->p);
 }
 
+/*
+ * %.9g for 1e-4 <= |v| < 1e9 (every coordinate and length in practice)
+ * without printf: glibc prints a real through arbitrary-precision
+ * arithmetic, which was the largest CPU cost of a cached path answer. The
+ * value is exactly m * 2^e (m < 2^53); the 9 significant digits are
+ * round-half-even(m * 10^p * 2^e) with p = 8 - floor(log10|v|), computed
+ * exactly in 128-bit integers (m * 10^p < 2^53 * 10^12 < 2^93). Other
+ * magnitudes fall back to snprintf. tests/check_api_codec.c compares both
+ * on 400,000 values.
+ */
+static int fast_g9(double v, char *out) {
+    static const uint64_t pow10[] = {
+        1ull,           10ull,           100ull,           1000ull,          10000ull,
+        100000ull,      1000000ull,      10000000ull,      100000000ull,     1000000000ull,
+        10000000000ull, 100000000000ull, 1000000000000ull, 10000000000000ull};
+    double a = fabs(v);
+    if (!(a >= 1e-4 && a < 1e9))
+        return -1;
+    int bexp;
+    double frac = frexp(a, &bexp); /* a = frac * 2^bexp, frac in [0.5, 1) */
+    uint64_t m = (uint64_t)ldexp(frac, 53);
+    int e = bexp - 53;
+    int k = (int)floor(log10(a)); /* may be off by one near powers of 10: fixed below */
+    uint64_t q = 0;
+    for (int attempt = 0; attempt < 3; attempt++) {
+        int p = 8 - k;
+        if (p < 0 || p > 13)
+            return -1;
+        unsigned __int128 n = (unsigned __int128)m * pow10[p];
+        if (e >= 0) {
+            q = (uint64_t)(n << e);
+        } else {
+            int sh = -e;
+            if (sh >= 127)
+                return -1;
+            unsigned __int128 qq = n >> sh, rem = n - (qq << sh),
+                              half = (unsigned __int128)1 << (sh - 1);
+            if (rem > half || (rem == half && (qq & 1)))
+                qq++;
+            q = (uint64_t)qq;
+        }
+        if (q >= 1000000000ull) {
+            if (q == 1000000000ull && e < 0) { /* rounded up to the next decade */
+                q = 100000000ull;
+                k++;
+                break;
+            }
+            k++;
+        } else if (q < 100000000ull) {
+            k--;
+        } else {
+            break;
+        }
+    }
+    if (q < 100000000ull || q >= 1000000000ull)
+        return -1;
+    char digits[10];
+    for (int i = 8; i >= 0; i--) {
+        digits[i] = (char)('0' + q % 10);
+        q /= 10;
+    }
+    int nd = 9;
+    while (nd > 1 && digits[nd - 1] == '0')
+        nd--; /* %g drops trailing zeros */
+    char *o = out;
+    if (v < 0)
+        *o++ = '-';
+    if (k >= 0) {
+        /* k + 1 digits before the point (k <= 8) */
+        for (int i = 0; i <= k; i++)
+            *o++ = i < nd ? digits[i] : '0';
+        if (nd > k + 1) {
+            *o++ = '.';
+            for (int i = k + 1; i < nd; i++)
+                *o++ = digits[i];
+        } else {
+            *o++ = '.'; /* jansson's ".0" on integral reals */
+            *o++ = '0';
+        }
+    } else {
+        *o++ = '0';
+        *o++ = '.';
+        for (int i = 0; i < -k - 1; i++)
+            *o++ = '0';
+        for (int i = 0; i < nd; i++)
+            *o++ = digits[i];
+    }
+    *o = '\0';
+    return (int)(o - out);
+}
+
 void api_jw_num(api_jw *w, double v) {
     if (!isfinite(v)) {
         api_jw_lit(w, "null");
         return;
     }
     char buf[40];
-    int n = snprintf(buf, sizeof buf, "%.9g", v + 0.0);
+    v += 0.0; /* -0 -> 0 */
+    if (v == 0) {
+        api_jw_lit(w, "0.0");
+        return;
+    }
+    int n = fast_g9(v, buf);
+    if (n > 0) {
+        api_jw_raw(w, buf, (size_t)n);
+        return;
+    }
+    n = snprintf(buf, sizeof buf, "%.9g", v);
     if (n <= 0 || (size_t)n >= sizeof buf) {
         w->failed = 1;
         return;
@@ -142,8 +243,12 @@ void api_jw_num(api_jw *w, double v) {
 
 void api_jw_uint(api_jw *w, uint64_t v) {
     char buf[24];
-    int n = snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
-    api_jw_raw(w, buf, (size_t)n);
+    char *o = buf + sizeof buf;
+    do {
+        *--o = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    api_jw_raw(w, o, (size_t)(buf + sizeof buf - o));
 }
 
 void api_jw_vec3(api_jw *w, const float v[3]) {

@@ -32,6 +32,7 @@
     X(NEAREST, "POST", "/v1/navmeshes/{name}/nearest", api_h_nearest, API_R_JSON)                  \
     X(RAYCAST, "POST", "/v1/navmeshes/{name}/raycast", api_h_raycast, API_R_JSON)                  \
     X(REACHABLE, "POST", "/v1/navmeshes/{name}/reachable", api_h_reachable, API_R_JSON)            \
-    /* further routes go above this line (e.g. POST .../step: api_step.c) */
+    X(STEP, "POST", "/v1/navmeshes/{name}/step", api_h_step, API_R_JSON)                           \
+    /* further routes go above this line */
 
 #endif

@@ -426,7 +426,9 @@ static int precheck(api_req *r, const char *url, const char *method) {
         if (!path_known)
             r->allow_from = i; /* for the Allow header when no method matches */
         path_known = 1;
-        if (strcmp(routes[i].method, method) == 0) {
+        /* HEAD is GET without the body (libmicrohttpd drops it), e.g. for probes */
+        if (strcmp(routes[i].method, method) == 0 ||
+            (strcmp(method, "HEAD") == 0 && strcmp(routes[i].method, "GET") == 0)) {
             r->route = i;
             snprintf(r->name, sizeof r->name, "%s", name);
             goto matched;

@@ -61,9 +61,10 @@
  * max_nodes) once; running out of any is NAV_E_LIMIT. The per-vertex,
  * per-polygon and per-edge tables (stamped, never cleared) grow with
  * realloc only when a mesh larger than any seen before is searched; after
- * that, searches allocate nothing. About 120 bytes per max_nodes plus 36
- * bytes per vertex, 8 per polygon and 16 per polygon edge of the largest
- * mesh.
+ * that, searches allocate nothing. About 164 bytes per max_nodes (72 node,
+ * 24 open list, 48 root record, 16 trail, 4 free list: 10.7 MB for 65536)
+ * plus, for the largest mesh, 24 bytes per vertex, 8 per polygon and 24 per
+ * polygon edge.
  */
 #include "nav/nav_optimal.h"
 
@@ -98,8 +99,8 @@ typedef struct opt_node {
     uint32_t poly;         /* polygon to expand (GOAL: the polygon the goal was seen from) */
     uint32_t trail;        /* corridor record of poly */
     uint32_t entry;        /* vertex id where the entry edge starts, NAV_NONE for START */
-    float ta, tb;          /* A and B as parameters of the entry edge (dominance) */
-    uint16_t elocal;       /* local index of the entry edge in poly */
+    double ta, tb;         /* A and B as parameters of the entry edge (dominance) */
+    uint32_t elocal;       /* local index of the entry edge in poly */
     uint8_t kind, flags;
 } opt_node;
 
@@ -123,7 +124,7 @@ typedef struct opt_vstate {
    interval as edge parameters: dominance pruning of later nodes. */
 typedef struct opt_estate {
     uint32_t gen, rec;
-    float t0, t1;
+    double t0, t1;
 } opt_estate;
 
 typedef struct opt_pstate {
@@ -446,25 +447,49 @@ static double seg_dist(double px, double pz, double ax, double az, double bx, do
     return dist(px, pz, ax + u * dx, az + u * dz);
 }
 
-static int dominated(const nav_optimal *o, const opt_node *nd) {
+static int dominated(const nav_optimal *o, opt_node *nd) {
     const opt_estate *es = &o->etab[o->m->poly_start[nd->poly] + nd->elocal];
     if (es->gen != o->gen || es->rec == nd->rec)
         return 0;
-    if (nd->ta < es->t0 - 1e-6f || nd->tb > es->t1 + 1e-6f)
+    double lo = nd->ta > es->t0 ? nd->ta : es->t0, hi = nd->tb < es->t1 ? nd->tb : es->t1;
+    if (hi - lo <= OPT_TEPS)
         return 0;
+    int at_a = lo <= nd->ta, at_b = hi >= nd->tb;
+    if (!at_a && !at_b)
+        return 0; /* the covered part is in the middle: one interval cannot express the rest */
+    const nav_mesh *m = o->m;
+    uint32_t s = m->poly_start[nd->poly], n = nav_poly_nverts(m, nd->poly);
+    const float *v0 = nav_vert(m, m->poly_verts[s + nd->elocal]);
+    const float *v1 = nav_vert(m, m->poly_verts[s + (nd->elocal + 1u == n ? 0 : nd->elocal + 1u)]);
+    double ex = (double)v1[0] - v0[0], ez = (double)v1[2] - v0[2];
+    double lx = at_a ? nd->ax : v0[0] + lo * ex, lz = at_a ? nd->az : v0[2] + lo * ez;
+    double hx = at_b ? nd->bx : v0[0] + hi * ex, hz = at_b ? nd->bz : v0[2] + hi * ez;
     const opt_rec *r = &o->recs[nd->rec], *ro = &o->recs[es->rec];
-    double px = nd->ax, pz = nd->az;
+    double px = lx, pz = lz;
     double fo = ro->g + dist(ro->x, ro->z, px, pz);
     for (int i = 1; i <= OPT_DOM_PIECES; i++) {
         double u = (double)i / OPT_DOM_PIECES;
-        double qx = nd->ax + u * (nd->bx - nd->ax), qz = nd->az + u * (nd->bz - nd->az);
+        double qx = lx + u * (hx - lx), qz = lz + u * (hz - lz);
         double fq = ro->g + dist(ro->x, ro->z, qx, qz);
-        double lo = r->g + seg_dist(r->x, r->z, px, pz, qx, qz);
-        if (lo < (fo > fq ? fo : fq) + 1e-9 * (1.0 + lo))
+        double low = r->g + seg_dist(r->x, r->z, px, pz, qx, qz);
+        if (low < (fo > fq ? fo : fq) + 1e-9 * (1.0 + low))
             return 0;
         px = qx, pz = qz, fo = fq;
     }
-    return 1;
+    if (at_a && at_b)
+        return 1;
+    /* keep only the part the old node does not cover; the new end is not a
+       vertex, so no bending there */
+    if (at_a) {
+        nd->ta = hi;
+        nd->ax = hx, nd->az = hz;
+        nd->flags &= (uint8_t)~F_AVERT;
+    } else {
+        nd->tb = lo;
+        nd->bx = lx, nd->bz = lz;
+        nd->flags &= (uint8_t)~F_BVERT;
+    }
+    return 0;
 }
 
 /* Records an expanded node as its edge's reference for dominance, keeping
@@ -501,64 +526,58 @@ static int dead_end(const nav_optimal *o, uint32_t q, uint32_t entry) {
     return goal_index(o, q) < 0;
 }
 
-/* Pushes a node; for non-GOAL kinds also a corridor record for its polygon.
+/* Pushes a node (f is computed here for K_NORMAL); for non-GOAL kinds also a
+   corridor record for its polygon.
    Returns the node index or NAV_NONE (pool exhausted: the search fails with
    NAV_E_LIMIT). */
 static uint32_t push_node(nav_optimal *o, uint8_t kind, uint32_t poly, uint32_t entry, uint32_t rec,
                           double ax, double az, double bx, double bz, uint8_t flags, double f,
                           uint32_t trail_parent, double ta, double tb) {
-    if (kind == K_GOAL) {
-        if (f >= o->goal_f)
-            return NAV_NONE;
-        o->goal_f = f;
-    } else if (f >= o->goal_f) {
+    if (kind != K_NORMAL && f >= o->goal_f)
         return NAV_NONE;
-    }
     if ((kind == K_NORMAL || kind == K_FULL) && dead_end(o, poly, entry))
         return NAV_NONE;
     uint32_t el = entry == NAV_NONE ? 0 : local_of(o->m, poly, entry);
+    opt_node nn = {.ax = ax,
+                   .az = az,
+                   .bx = bx,
+                   .bz = bz,
+                   .rec = rec,
+                   .poly = poly,
+                   .trail = trail_parent,
+                   .entry = entry,
+                   .ta = ta,
+                   .tb = tb,
+                   .elocal = el,
+                   .kind = kind,
+                   .flags = flags};
     if (kind == K_NORMAL) {
-        opt_node probe = {.rec = rec,
-                          .poly = poly,
-                          .ta = (float)ta,
-                          .tb = (float)tb,
-                          .ax = ax,
-                          .az = az,
-                          .bx = bx,
-                          .bz = bz,
-                          .elocal = (uint16_t)el};
-        if (dominated(o, &probe))
+        /* the heuristic only for nodes that survive pruning (and on the
+           interval dominance may have trimmed) */
+        if (dominated(o, &nn))
+            return NAV_NONE;
+        const opt_rec *r = &o->recs[rec];
+        f = r->g + heur(r->x, r->z, nn.ax, nn.az, nn.bx, nn.bz, o->tx, o->tz);
+        if (f >= o->goal_f)
             return NAV_NONE;
     }
+    if (kind == K_GOAL)
+        o->goal_f = f;
     if (o->nfree == 0 && o->nused >= o->cap) {
         o->overflow = 1;
         return NAV_NONE;
     }
-    uint32_t tr = trail_parent;
     if (kind != K_GOAL) {
         if (o->ntrail >= o->trail_cap) {
             o->overflow = 1;
             return NAV_NONE;
         }
-        tr = o->ntrail++;
-        o->trail[tr].parent = trail_parent;
-        o->trail[tr].poly = poly;
+        nn.trail = o->ntrail++;
+        o->trail[nn.trail].parent = trail_parent;
+        o->trail[nn.trail].poly = poly;
     }
     uint32_t idx = o->nfree > 0 ? o->free_nodes[--o->nfree] : o->nused++;
-    opt_node *n = &o->nodes[idx];
-    n->ax = ax;
-    n->az = az;
-    n->bx = bx;
-    n->bz = bz;
-    n->rec = rec;
-    n->poly = poly;
-    n->trail = tr;
-    n->entry = entry;
-    n->ta = (float)ta;
-    n->tb = (float)tb;
-    n->elocal = (uint16_t)el;
-    n->kind = kind;
-    n->flags = flags;
+    o->nodes[idx] = nn;
     heap_push(o, f, o->recs[rec].g, idx);
     return idx;
 }
@@ -629,8 +648,7 @@ static void push_piece(nav_optimal *o, uint32_t p, uint32_t j, double t0, double
         double xx = t0 == 0 ? va[0] : va[0] + t0 * ex, xz = t0 == 0 ? va[2] : va[2] + t0 * ez;
         double yx = t1 == 1 ? vb[0] : va[0] + t1 * ex, yz = t1 == 1 ? vb[2] : va[2] + t1 * ez;
         uint8_t flags = (uint8_t)((t1 == 1 ? F_AVERT : 0) | (t0 == 0 ? F_BVERT : 0));
-        double f = r->g + heur(r->x, r->z, yx, yz, xx, xz, o->tx, o->tz);
-        push_node(o, K_NORMAL, nb, entry, rec, yx, yz, xx, xz, flags, f, trail_parent, 1 - t1,
+        push_node(o, K_NORMAL, nb, entry, rec, yx, yz, xx, xz, flags, 0, trail_parent, 1 - t1,
                   1 - t0);
         return;
     }
@@ -733,7 +751,8 @@ static void expand_all(nav_optimal *o, const opt_node *nd) {
     }
 }
 
-static void expand_normal(nav_optimal *o, const opt_node *nd) {
+static void expand_normal(nav_optimal *o, const opt_node *node) {
+    opt_node cur = *node, *nd = &cur;
     const nav_mesh *m = o->m;
     uint32_t p = nd->poly, s = m->poly_start[p], n = nav_poly_nverts(m, p);
     uint32_t e = nd->elocal;
@@ -922,6 +941,54 @@ static void goal_set(nav_optimal *o, uint32_t end_poly) {
     }
 }
 
+/*
+ * Fast path: walks the straight xz segment start -> goal through the
+ * polygons (by adjacency, so levels stay apart). When it arrives in a goal
+ * polygon without meeting a wall, that segment is the answer and no search
+ * runs. The walk gives up (returns 0, and the search decides) at anything
+ * delicate: the line through a vertex, a wall, an unexpected geometry, or
+ * more polygons than the budget. The polygons crossed go to the trail.
+ */
+static int straight_walk(nav_optimal *o, uint32_t start_poly, uint32_t budget, uint32_t *walked) {
+    const nav_mesh *m = o->m;
+    const opt_rec *sr = &o->recs[0];
+    double sx = sr->x, sz = sr->z, tx = o->tx, tz = o->tz;
+    uint32_t cur = start_poly, tr = NAV_NONE;
+    for (uint32_t step = 0; step < budget && o->ntrail < o->trail_cap; step++) {
+        o->trail[o->ntrail].parent = tr;
+        o->trail[o->ntrail].poly = cur;
+        tr = o->ntrail++;
+        *walked = step + 1;
+        uint32_t s = m->poly_start[cur], n = nav_poly_nverts(m, cur), exit_edge = NAV_NONE;
+        int inside = 1;
+        const float *a = nav_vert(m, m->poly_verts[s + n - 1]);
+        double oa = orient(sx, sz, tx, tz, a[0], a[2]);
+        for (uint32_t j = 0; j < n; j++) {
+            /* edge (a -> b) is edge j - 1 */
+            const float *b = nav_vert(m, m->poly_verts[s + j]);
+            double ob = orient(sx, sz, tx, tz, b[0], b[2]);
+            if (orient(a[0], a[2], b[0], b[2], tx, tz) > 0) {
+                inside = 0;
+                if (oa == 0 || ob == 0)
+                    return 0; /* through a vertex: let the search decide */
+                if ((oa < 0) != (ob < 0))
+                    exit_edge = j == 0 ? n - 1 : j - 1;
+            }
+            a = b;
+            oa = ob;
+        }
+        if (inside)
+            return goal_index(o, cur) >= 0;
+        if (exit_edge == NAV_NONE)
+            return 0;
+        uint32_t nb = m->poly_nei[s + exit_edge];
+        if (!passable(o, nb))
+            return 0;
+        cur = nb;
+    }
+    return 0;
+}
+
 /* ---- result ---- */
 
 static void corner_pos(const nav_optimal *o, const opt_rec *r, float out[3]) {
@@ -1051,6 +1118,19 @@ nav_status nav_optimal_search(nav_optimal *o, const nav_mesh *m, uint32_t start_
 
     uint32_t sr = new_rec(o, R_START, start[0], start[2], 0, NAV_NONE, start_poly);
     o->recs[sr].y = start[1];
+    uint32_t walked = 0;
+    if (straight_walk(o, start_poly, budget, &walked)) {
+        /* the segment itself is the shortest path (links cost at least
+           the xz distance between their ends, so none can beat it) */
+        opt_node gn = {.rec = sr, .poly = o->trail[o->ntrail - 1].poly, .trail = o->ntrail - 1};
+        res->nodes_expanded = walked;
+        for (uint32_t i = 0; i < o->ntrail && res->expanded && res->nexpanded < res->max_expanded;
+             i++)
+            res->expanded[res->nexpanded++] = o->trail[i].poly;
+        fill_result(o, &gn, end, end_poly, res);
+        return NAV_OK;
+    }
+    o->ntrail = 0;
     push_node(o, K_START, start_poly, NAV_NONE, sr, start[0], start[2], start[0], start[2], 0,
               dist(start[0], start[2], o->tx, o->tz), NAV_NONE, 0, 0);
 

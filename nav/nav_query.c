@@ -12,9 +12,29 @@
  * heuristic is the 3-D distance to the end times the smallest passable area
  * cost, admissible and consistent. Using the exact points (rather than, say,
  * polygon centroids) matters: on the shared Recast meshes the centroid model
- * string-pulls 0.1-0.6 % longer than Detour on average, this one 0-0.5 %
+ * string-pulls up to 0.6 % longer than Detour on average, this one 0-0.55 %
  * shorter. The price is that the corridor depends on the exact points, which
  * nav_cache.h documents for corridor reuse.
+ *
+ * Dispatch and partial paths (what nav_find_path promises):
+ * - AUTO and OPTIMAL use the optimal search when every passable area costs
+ *   1 (nav_filter_is_uniform), else the corridor search (an OPTIMAL request
+ *   with costs is answered by the corridor search: costs win).
+ * - Optimal search out of nodes (NAV_E_LIMIT): the corridor search runs
+ *   with the same budget; its answer is reported (algorithm "corridor"),
+ *   complete when it gets there, else partial with NAV_PATH_PARTIAL_BUDGET.
+ * - End unreachable (nav_mesh_reachable, i.e. the precomputed components
+ *   with one-way links respected): the target becomes the point closest
+ *   (3-D) to the snapped end on a polygon reachable from the start and not
+ *   excluded, found through the spatial index; the path leads there with
+ *   NAV_PATH_PARTIAL_UNREACHABLE, and res->end / end_poly name it.
+ * - Reachable by components but cut off by the filter's exclusions: the
+ *   corridor search expands everything it can reach and goes to the closest
+ *   point among those polygons (NAV_PATH_PARTIAL_UNREACHABLE).
+ * - Budget exhausted in the corridor search (max_nodes expansions, or the
+ *   pool full): the path leads to the expanded polygon whose entry point is
+ *   closest to the target, ending at that polygon's point closest to the
+ *   end, as Detour does (NAV_PATH_PARTIAL_BUDGET).
  */
 #include <float.h>
 #include <math.h>
@@ -258,7 +278,10 @@ int nav_portal(const nav_mesh *m, uint32_t a, uint32_t b, float left[3], float r
 /*
  * The point where the corridor search crosses portal [pa, pb] when coming
  * from p and heading for t: the crossing of the segment p-t when it meets
- * the portal, else the portal end that makes p -> x -> t shortest.
+ * the portal; when p and t are on the same side of the portal's line, the
+ * crossing of p with t mirrored across it (the point minimizing
+ * |p - x| + |x - t|), clamped; else the portal end that makes p -> x -> t
+ * shortest.
  */
 static void portal_point(const float *p, const float *t, const float *pa, const float *pb,
                          float out[3]) {
@@ -274,6 +297,23 @@ static void portal_point(const float *p, const float *t, const float *pa, const 
         for (int k = 0; k < 3; k++)
             out[k] = (float)(pa[k] + s * ((double)pb[k] - pa[k]));
         return;
+    }
+    if ((dp > 0 && dt > 0) || (dp < 0 && dt < 0)) {
+        /* same side: reflect t across the portal's line, then cross */
+        double ex = (double)pb[0] - pa[0], ez = (double)pb[2] - pa[2], l2 = ex * ex + ez * ez;
+        if (l2 > 0) {
+            /* dt / |e| is t's distance along the normal (-ez, ex) / |e| */
+            double k = 2 * dt / l2;
+            float tr[3] = {(float)(t[0] + k * ez), t[1], (float)(t[2] - k * ex)};
+            double ra = nav_cross2(p, tr, pa), rb = nav_cross2(p, tr, pb);
+            if (ra != rb) {
+                double s = ra / (ra - rb);
+                s = s < 0 ? 0 : s > 1 ? 1 : s;
+                for (int q = 0; q < 3; q++)
+                    out[q] = (float)(pa[q] + s * ((double)pb[q] - pa[q]));
+                return;
+            }
+        }
     }
     double ca = nav_dist3d(p, pa) + nav_dist3d(pa, t);
     double cb = nav_dist3d(p, pb) + nav_dist3d(pb, t);
@@ -327,9 +367,9 @@ static void relax(nav_query *q, uint32_t parent, uint32_t poly, uint32_t via, co
 }
 
 /*
- * A* from start_poly to end_poly under filter f, expanding at most budget
- * nodes. Positions and costs follow the polygon-only model described at the
- * top of this file.
+ * A* from (start_poly, start) to (end_poly, target) under filter f,
+ * expanding at most budget nodes, with the cost model described at the top
+ * of this file.
  */
 static search_out corridor_search(nav_query *q, const nav_mesh *m, uint32_t start_poly,
                                   const float start[3], uint32_t end_poly, const float target[3],

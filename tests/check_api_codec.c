@@ -13,6 +13,7 @@
  */
 #include <check.h>
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -222,6 +223,38 @@ START_TEST(writer_matches_jansson) {
         free(b);
         json_decref(j);
     }
+    /* 400,000 values across magnitudes, as floats and as doubles: the
+       writer's integer formatter must agree with printf byte for byte */
+    uint32_t rng = 12345;
+    for (int i = 0; i < 400000; i++) {
+        double mag = pow(10.0, (double)(int)(fx_rand(&rng) % 16) - 6.0);
+        double v = (fx_randf(&rng) * 2 - 1) * mag * 10;
+        if (i & 1)
+            v = (double)(float)v; /* coordinates are float32 */
+        if (i % 1000 == 0)
+            v = (double)(int)(fx_rand(&rng) % 100000); /* integral values */
+        json_t *j = api_json_num(v);
+        size_t jl, wl;
+        char *a = api_json_dump(j, &jl);
+        api_jw w2;
+        api_jw_init(&w2, 8);
+        api_jw_num(&w2, v);
+        char *b = api_jw_finish(&w2, &wl);
+        ck_assert_msg(strcmp(a, b) == 0, "%.17g: jansson %s, writer %s", v, a, b);
+        free(a);
+        free(b);
+        json_decref(j);
+    }
+    /* integers */
+    api_jw wi;
+    api_jw_init(&wi, 2);
+    api_jw_uint(&wi, 0);
+    api_jw_lit(&wi, ",");
+    api_jw_uint(&wi, 18446744073709551615ull);
+    size_t il;
+    char *is = api_jw_finish(&wi, &il);
+    ck_assert_str_eq(is, "0,18446744073709551615");
+    free(is);
     /* strings: quotes, backslashes and control bytes are escaped */
     api_jw w;
     api_jw_init(&w, 1);

@@ -17,6 +17,7 @@
 #include <jansson.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "service/svc_config.h"
 #include "test_fixtures.h"
 #include "test_http.h"
 
@@ -859,6 +861,11 @@ START_TEST(health_and_metrics) {
     th_response_free(&r);
     th_json(srv.port, "GET", "/no-such-route", NULL, &r);
     th_response_free(&r);
+    /* HEAD answers like GET, without a body */
+    th_request(srv.port, "HEAD", "/health", NULL, NULL, 0, NULL, &r);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_int_eq(r.body_len, 0);
+    th_response_free(&r);
 
     th_json(srv.port, "GET", "/metrics", NULL, &r);
     ck_assert_int_eq(r.status, 200);
@@ -1012,6 +1019,108 @@ START_TEST(trickled_headers_are_cut) {
     th_response_free(&r);
     ck_assert_int_eq(th_stop(&s), 0);
     th_cleanup(&s);
+}
+END_TEST
+
+/* SIGTERM while an upload is being processed: the request still gets its
+   201, the process exits 0, and the mesh is there after a restart. The body
+   (a 200 x 200 grid, about 2 MB) is fully sent before the signal, so its
+   headers were read and the request is in flight when the signal lands. */
+START_TEST(sigterm_finishes_in_flight) {
+    enum { N = 200 };
+    size_t cap = (size_t)(N + 1) * (N + 1) * 24 + (size_t)N * N * 40 + 64, len = 0;
+    char *body = malloc(cap);
+    len += (size_t)snprintf(body + len, cap - len, "{\"vertices\":[");
+    for (int j = 0; j <= N; j++)
+        for (int i = 0; i <= N; i++)
+            len += (size_t)snprintf(body + len, cap - len, "%s[%d,0,%d]", i || j ? "," : "", i, j);
+    len += (size_t)snprintf(body + len, cap - len, "],\"polygons\":[");
+    for (int j = 0; j < N; j++)
+        for (int i = 0; i < N; i++) {
+            int v = j * (N + 1) + i;
+            len += (size_t)snprintf(body + len, cap - len, "%s[%d,%d,%d,%d]", i || j ? "," : "", v,
+                                    v + 1, v + N + 2, v + N + 1);
+        }
+    len += (size_t)snprintf(body + len, cap - len, "]}");
+    th_server s;
+    ck_assert(th_start(&s, NULL, NULL) == 0);
+    th_conn c;
+    ck_assert_int_eq(th_connect(&c, s.port), 0);
+    char head[256];
+    int hl = snprintf(head, sizeof head,
+                      "PUT /v1/navmeshes/big HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                      "application/json\r\nContent-Length: %zu\r\n\r\n",
+                      len);
+    ck_assert(write(c.fd, head, (size_t)hl) == hl);
+    for (size_t off = 0; off < len;) {
+        ssize_t w = write(c.fd, body + off, len - off);
+        ck_assert(w > 0);
+        off += (size_t)w;
+    }
+    kill(s.pid, SIGTERM);
+    th_response r;
+    ck_assert_int_eq(th_conn_read(&c, "PUT", &r), 0);
+    ck_assert_msg(r.status == 201, "%d %s", r.status, r.body);
+    th_response_free(&r);
+    th_close(&c);
+    ck_assert_int_eq(th_stop(&s), 0); /* already exiting: reaps it and checks the status */
+    ck_assert(th_restart(&s, NULL) == 0);
+    th_json(s.port, "GET", "/v1/navmeshes/big", NULL, &r);
+    ck_assert_int_eq(r.status, 200);
+    json_t *m = parse(&r);
+    /* (N+1)^2 vertices, N^2 quads, one component, N^2 m^2 */
+    ck_assert_int_eq(int_field(m, "vertices"), (N + 1) * (N + 1));
+    ck_assert_int_eq(int_field(m, "polygons"), N * N);
+    ck_assert_int_eq(int_field(m, "components"), 1);
+    ck_assert_double_eq_tol(num_field(m, "area"), (double)N * N, 1e-3);
+    json_decref(m);
+    th_response_free(&r);
+    ck_assert_int_eq(th_stop(&s), 0);
+    th_cleanup(&s);
+    free(body);
+}
+END_TEST
+
+/* The configuration table in-process: defaults, environment, flags (which
+   win), byte suffixes, booleans. */
+START_TEST(config_table_parses) {
+    svc_config c;
+    FILE *devnull = fopen("/dev/null", "w");
+    char *argv0[] = {"navd", NULL};
+    unsetenv("NAVD_PORT");
+    unsetenv("NAVD_MAX_BODY");
+    ck_assert_int_eq(svc_config_parse(&c, 1, argv0, devnull), SVC_CONFIG_OK);
+    ck_assert_uint_eq(c.port, 8080);
+    ck_assert_str_eq(c.bind, "0.0.0.0");
+    ck_assert_str_eq(c.db, "data/navd.db");
+    ck_assert_uint_eq(c.max_body, 64ull << 20);
+    ck_assert_uint_eq(c.max_nodes, 65536);
+    ck_assert_uint_eq(c.max_batch, 1000);
+    ck_assert_uint_eq(c.connection_timeout, 30);
+    ck_assert(c.threads >= 1);
+    ck_assert(!c.demo);
+    ck_assert_str_eq(c.api_key, "");
+
+    setenv("NAVD_PORT", "9000", 1);
+    setenv("NAVD_MAX_BODY", "2K", 1);
+    ck_assert_int_eq(svc_config_parse(&c, 1, argv0, devnull), SVC_CONFIG_OK);
+    ck_assert_uint_eq(c.port, 9000);
+    ck_assert_uint_eq(c.max_body, 2048);
+    char *argv1[] = {"navd",          "--port", "9001",        "--max-body=3MiB", "--demo",
+                     "--cache-bytes", "0",      "--log-level", "debug",           NULL};
+    ck_assert_int_eq(svc_config_parse(&c, 9, argv1, devnull), SVC_CONFIG_OK);
+    ck_assert_uint_eq(c.port, 9001); /* the flag wins over NAVD_PORT */
+    ck_assert_uint_eq(c.max_body, 3ull << 20);
+    ck_assert(c.demo);
+    ck_assert_uint_eq(c.cache_bytes, 0);
+    ck_assert_str_eq(c.log_level, "debug");
+    setenv("NAVD_PORT", "99999", 1); /* out of range in the environment: refused too */
+    ck_assert_int_eq(svc_config_parse(&c, 1, argv0, devnull), SVC_CONFIG_BAD);
+    unsetenv("NAVD_PORT");
+    unsetenv("NAVD_MAX_BODY");
+    char *argv2[] = {"navd", "--max-body", "512", NULL}; /* below the 1K minimum */
+    ck_assert_int_eq(svc_config_parse(&c, 3, argv2, devnull), SVC_CONFIG_BAD);
+    fclose(devnull);
 }
 END_TEST
 
@@ -1519,8 +1628,10 @@ Suite *api_http_suite(void) {
     tcase_add_test(tc, damaged_blob_is_skipped);
     tcase_add_test(tc, config_errors_exit_2);
     tcase_add_test(tc, env_config_applies);
+    tcase_add_test(tc, config_table_parses);
     tcase_add_test(tc, idle_connection_is_closed);
     tcase_add_test(tc, trickled_headers_are_cut);
+    tcase_add_test(tc, sigterm_finishes_in_flight);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -12,6 +12,7 @@
  * The case format is described in tests/badinput/README.md.
  */
 #include <check.h>
+#include <sqlite3.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -240,7 +241,8 @@ START_TEST(test_catalogue) {
     ck_assert_ptr_nonnull(mkdtemp(dir));
     char db[128];
     snprintf(db, sizeof db, "%s/navd.db", dir);
-    const char *args[] = {"--api-key", BI_KEY, "--max-body", BI_MAX_BODY, "--threads", "2", NULL};
+    const char *args[] = {"--api-key",    BI_KEY, "--max-body", BI_MAX_BODY, "--max-batch", "8",
+                          "--max-agents", "8",    "--threads",  "2",         NULL};
     tl_server srv;
     ck_assert_msg(tl_server_start(&srv, db, args, NULL) == 0, "navd did not start");
 
@@ -331,6 +333,340 @@ START_TEST(test_catalogue) {
 }
 END_TEST
 
+/* ---- limits ---- */
+/*
+ * A server with every limit small: each is answered with the contract's
+ * error (or, for the time limits, a closed connection) and never a crash or
+ * a stall. Failures are collected so one run lists every missing limit.
+ */
+#define LIM_MAX_BODY 4096
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <time.h>
+
+static int lim_failures;
+
+static void lim_expect(tl_conn *c, const char *what, const char *method, const char *path,
+                       const char *body, size_t len, int status, const char *code,
+                       int skip_if_404) {
+    tl_response r;
+    int rc = tl_request(c, method, path, "application/json", body, len, NULL, &r);
+    if (rc != TL_OK) {
+        printf("limits %s: no answer (%d)\n", what, rc);
+        lim_failures++;
+        return;
+    }
+    if (skip_if_404 && r.status == 404 && strstr(r.body, "no such endpoint")) {
+        printf("limits %s: route not served yet: skipped\n", what);
+    } else if (r.status != status || (code && strcmp(tl_error_code(&r), code) != 0)) {
+        printf("limits %s: expected %d %s, got %d %.200s\n", what, status, code ? code : "",
+               r.status, r.body);
+        lim_failures++;
+    }
+    tl_response_free(&r);
+}
+
+static int lim_socket(uint16_t port) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+/*
+ * Sends `prefix`, then `trickle` one byte every `gap_ms`, and returns the
+ * seconds until the server closed the connection (reading and discarding
+ * any answer), or -1 when it was still open after `give_up` seconds.
+ */
+static double lim_closed_after(uint16_t port, const char *prefix, const char *trickle, int gap_ms,
+                               double give_up) {
+    int fd = lim_socket(port);
+    if (fd < 0)
+        return -2;
+    double t0 = tl_now();
+    if (prefix[0])
+        (void)send(fd, prefix, strlen(prefix), MSG_NOSIGNAL);
+    size_t i = 0, n = strlen(trickle);
+    double next = t0;
+    while (tl_now() - t0 < give_up) {
+        if (n > 0 && tl_now() >= next) {
+            if (send(fd, &trickle[i % n], 1, MSG_NOSIGNAL) < 0)
+                break; /* reset: closed */
+            i++;
+            next = tl_now() + gap_ms / 1000.0;
+        }
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, 50) > 0) {
+            char buf[512];
+            ssize_t k = recv(fd, buf, sizeof buf, 0);
+            if (k <= 0)
+                break;
+        }
+    }
+    double t = tl_now() - t0;
+    close(fd);
+    return t < give_up ? t : -1;
+}
+
+START_TEST(test_limits) {
+    if (!tl_navd_bin()) {
+        printf("limits: navd binary not built: skipped\n");
+        return;
+    }
+    char dir[] = "/tmp/navd-limits-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char db[128], logp[128];
+    snprintf(db, sizeof db, "%s/navd.db", dir);
+    snprintf(logp, sizeof logp, "%s/navd.log", dir);
+    const char *args[] = {"--max-body",
+                          "4096",
+                          "--max-polys",
+                          "4",
+                          "--max-verts",
+                          "8",
+                          "--max-verts-per-poly",
+                          "4",
+                          "--max-links",
+                          "1",
+                          "--max-batch",
+                          "2",
+                          "--max-agents",
+                          "2",
+                          "--max-nodes",
+                          "16",
+                          "--request-timeout",
+                          "2",
+                          "--connection-timeout",
+                          "1",
+                          "--max-connections",
+                          "8",
+                          "--threads",
+                          "2",
+                          NULL};
+    tl_server srv;
+    ck_assert_msg(tl_server_start(&srv, db, args, logp) == 0, "navd did not start");
+    tl_conn c = {.fd = -1};
+    ck_assert_int_eq(tl_connect(&c, srv.port), TL_OK);
+    lim_failures = 0;
+
+    /* Mesh size limits: each body breaks exactly one limit. */
+    const char *fan5 = "{\"vertices\": [[0,0,0],[2,0,0],[1,0,2],[-1,0,2],[-2,0,0],[-1,0,-2],"
+                       "[1,0,-2]], \"polygons\": [[0,1,2],[0,2,3],[0,3,4],[0,4,5],[0,5,6]]}";
+    lim_expect(&c, "5 polygons over --max-polys 4", "PUT", "/v1/navmeshes/lim", fan5, strlen(fan5),
+               422, "invalid_navmesh", 0);
+    const char *v9 = "{\"vertices\": [[0,0,0],[1,0,0],[0,0,1],[5,0,0],[6,0,0],[5,0,1],"
+                     "[10,0,0],[11,0,0],[10,0,1]], \"polygons\": [[0,1,2],[3,4,5],[6,7,8]]}";
+    lim_expect(&c, "9 vertices over --max-verts 8", "PUT", "/v1/navmeshes/lim", v9, strlen(v9), 422,
+               "invalid_navmesh", 0);
+    const char *penta = "{\"vertices\": [[0,0,0],[2,0,0],[3,0,2],[1,0,3],[-1,0,2]], "
+                        "\"polygons\": [[0,1,2,3,4]]}";
+    lim_expect(&c, "a pentagon over --max-verts-per-poly 4", "PUT", "/v1/navmeshes/lim", penta,
+               strlen(penta), 422, "invalid_navmesh", 0);
+    const char *links2 = "{\"vertices\": [[0,0,0],[4,0,0],[4,0,4],[0,0,4]], \"polygons\": "
+                         "[[0,1,2,3]], \"links\": [{\"start\":[1,0,1],\"end\":[3,0,3]},"
+                         "{\"start\":[3,0,3],\"end\":[1,0,1]}]}";
+    lim_expect(&c, "2 links over --max-links 1", "PUT", "/v1/navmeshes/lim", links2, strlen(links2),
+               422, "invalid_navmesh", 0);
+    char big[LIM_MAX_BODY + 600];
+    memset(big, ' ', sizeof big);
+    memcpy(big, "{\"vertices\": []", 15);
+    big[sizeof big - 1] = '}';
+    lim_expect(&c, "a body over --max-body 4096", "PUT", "/v1/navmeshes/lim", big, sizeof big, 413,
+               "payload_too_large", 0);
+
+    /* A mesh within every limit, then the query limits. */
+    const char *quad = "{\"vertices\": [[0,0,0],[4,0,0],[4,0,4],[0,0,4]], \"polygons\": "
+                       "[[0,1,2,3]]}";
+    lim_expect(&c, "a mesh within the limits", "PUT", "/v1/navmeshes/lim", quad, strlen(quad), 201,
+               NULL, 0);
+    const char *batch3 = "{\"queries\": [{\"start\":[1,0,1],\"end\":[3,0,3]},{\"start\":[1,0,1],"
+                         "\"end\":[3,0,3]},{\"start\":[1,0,1],\"end\":[3,0,3]}]}";
+    lim_expect(&c, "3 queries over --max-batch 2", "POST", "/v1/navmeshes/lim/paths", batch3,
+               strlen(batch3), 413, "payload_too_large", 1);
+    const char *agents3 =
+        "{\"dt\":0.1,\"agents\":[{\"id\":\"a\",\"position\":[1,0,1]},{\"id\":\"b\",\"position\":"
+        "[2,0,2]},{\"id\":\"c\",\"position\":[3,0,3]}]}";
+    lim_expect(&c, "3 agents over --max-agents 2", "POST", "/v1/navmeshes/lim/step", agents3,
+               strlen(agents3), 413, "payload_too_large", 1);
+    const char *nodes = "{\"start\":[1,0,1],\"end\":[3,0,3],\"max_nodes\":1000000}";
+    {
+        tl_response r;
+        int rc = tl_request(&c, "POST", "/v1/navmeshes/lim/path", "application/json", nodes,
+                            strlen(nodes), NULL, &r);
+        if (rc != TL_OK || r.status >= 500) {
+            printf("limits max_nodes above --max-nodes: %d %s\n", rc == TL_OK ? r.status : rc,
+                   rc == TL_OK ? r.body : "");
+            lim_failures++;
+        }
+        if (rc == TL_OK)
+            tl_response_free(&r);
+    }
+    tl_close(&c);
+
+    /* Time limits: nothing sent, a body trickled, headers trickled. */
+    double t = lim_closed_after(srv.port, "", "", 0, 8);
+    printf("limits: an idle connection was closed after %.1f s (--connection-timeout 1)\n", t);
+    if (t < 0) {
+        printf("limits: an idle connection was still open after 8 s\n");
+        lim_failures++;
+    }
+    t = lim_closed_after(srv.port,
+                         "PUT /v1/navmeshes/lim HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                         "application/json\r\nContent-Length: 1000\r\n\r\n",
+                         "[", 300, 10);
+    printf("limits: a trickled body was cut after %.1f s (--request-timeout 2)\n", t);
+    if (t < 0) {
+        printf("limits: a body trickled at 3 bytes/s was still being read after 10 s\n");
+        lim_failures++;
+    }
+    /* A header block trickled byte by byte (slowloris) must not hold a
+       connection past --request-timeout: libmicrohttpd's own timeout is
+       reset by every byte. */
+    t = lim_closed_after(srv.port, "GET /health HTTP/1.1\r\n", "X-Slow: aaaaaaaaaaaaaaaaaa\r\n",
+                         300, 8);
+    printf("limits: trickled headers were cut after %.1f s (--request-timeout 2)\n", t);
+    if (t < 0) {
+        printf("limits: headers trickled at 3 bytes/s were still being read after 8 s\n");
+        lim_failures++;
+    }
+
+    /* Connections: twice the limit at once; then the service still answers. */
+    int fds[16];
+    for (int i = 0; i < 16; i++)
+        fds[i] = lim_socket(srv.port);
+    for (int i = 0; i < 16; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    tl_conn h = {.fd = -1};
+    tl_response r;
+    ck_assert_int_eq(tl_connect(&h, srv.port), TL_OK);
+    ck_assert_int_eq(tl_request(&h, "GET", "/health", NULL, NULL, 0, NULL, &r), TL_OK);
+    ck_assert_int_eq(r.status, 200);
+    tl_response_free(&r);
+    tl_close(&h);
+
+    int stop = tl_server_stop(&srv);
+    fflush(stdout);
+    ck_assert_msg(stop == 0, "navd did not stop cleanly (%d), log in %s", stop, logp);
+    const char *side[] = {"", "-wal", "-shm"};
+    for (int i = 0; i < 3; i++) {
+        char p[160];
+        snprintf(p, sizeof p, "%s%s", db, side[i]);
+        unlink(p);
+    }
+    if (lim_failures == 0) {
+        unlink(logp);
+        rmdir(dir);
+    }
+    ck_assert_msg(lim_failures == 0, "%d limits not enforced (see the lines above)", lim_failures);
+}
+END_TEST
+
+/* ---- storage failures ---- */
+/* Runs one SQL statement on the database file from the test; SQLITE_OK or the error. */
+static int st_exec(sqlite3 *h, const char *sql) {
+    return sqlite3_exec(h, sql, NULL, NULL, NULL);
+}
+
+/*
+ * Storage errors reach the client as the contract's error without the
+ * database path or SQLite's text, change nothing, and a damaged row is
+ * skipped at start-up instead of stopping the service:
+ * - a write while another connection holds the database's write lock past
+ *   the store's busy timeout is answered 503 unavailable;
+ * - a stored blob overwritten with garbage is not loaded (404) while the
+ *   other mesh is, and /health answers.
+ */
+START_TEST(test_storage_errors) {
+    if (!tl_navd_bin()) {
+        printf("storage errors: navd binary not built: skipped\n");
+        return;
+    }
+    char dir[] = "/tmp/navd-sterr-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char db[128], logp[128];
+    snprintf(db, sizeof db, "%s/navd.db", dir);
+    snprintf(logp, sizeof logp, "%s/navd.log", dir);
+    const char *args[] = {"--threads", "2", NULL};
+    tl_server srv;
+    ck_assert_int_eq(tl_server_start(&srv, db, args, logp), 0);
+    tl_conn c = {.fd = -1};
+    ck_assert_int_eq(tl_connect(&c, srv.port), TL_OK);
+    tl_response r;
+    const char *good = bi_good_mesh();
+    const char *names[] = {"/v1/navmeshes/keep", "/v1/navmeshes/damaged"};
+    for (int i = 0; i < 2; i++) {
+        ck_assert_int_eq(
+            tl_request(&c, "PUT", names[i], "application/json", good, strlen(good), NULL, &r),
+            TL_OK);
+        ck_assert_int_eq(r.status, 201);
+        tl_response_free(&r);
+    }
+
+    /* Hold the write lock past the store's busy timeout (5 s). */
+    sqlite3 *h = NULL;
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    ck_assert_int_eq(st_exec(h, "BEGIN IMMEDIATE"), SQLITE_OK);
+    c.timeout_ms = 30000;
+    ck_assert_int_eq(tl_request(&c, "PUT", "/v1/navmeshes/keep", "application/json", good,
+                                strlen(good), NULL, &r),
+                     TL_OK);
+    ck_assert_msg(r.status == 503 && strcmp(tl_error_code(&r), "unavailable") == 0,
+                  "a write against a locked database: %d %s", r.status, r.body);
+    const char *problem = bi_body_problem(&r, dir);
+    ck_assert_msg(problem == NULL, "%s: %s", problem ? problem : "", r.body);
+    tl_response_free(&r);
+    ck_assert_int_eq(st_exec(h, "ROLLBACK"), SQLITE_OK);
+    ck_assert_int_eq(tl_request(&c, "GET", "/v1/navmeshes/keep", NULL, NULL, 0, NULL, &r), TL_OK);
+    ck_assert_msg(r.status == 200 && strstr(r.body, "\"version\":1"),
+                  "the failed write changed the mesh: %s", r.body);
+    tl_response_free(&r);
+    tl_close(&c);
+    ck_assert_int_eq(tl_server_stop(&srv), 0);
+
+    /* Damage one row while the service is down, then restart. */
+    ck_assert_int_eq(
+        st_exec(h,
+                "UPDATE navmeshes SET blob = X'4E41564D0100000007000000' WHERE name = 'damaged'"),
+        SQLITE_OK);
+    sqlite3_close(h);
+    ck_assert_int_eq(tl_server_start(&srv, db, args, logp), 0);
+    ck_assert_int_eq(tl_connect(&c, srv.port), TL_OK);
+    ck_assert_int_eq(tl_request(&c, "GET", "/v1/navmeshes/damaged", NULL, NULL, 0, NULL, &r),
+                     TL_OK);
+    ck_assert_msg(r.status == 404, "a damaged row was served: %d %s", r.status, r.body);
+    problem = bi_body_problem(&r, dir);
+    ck_assert_msg(problem == NULL, "%s: %s", problem ? problem : "", r.body);
+    tl_response_free(&r);
+    ck_assert_int_eq(tl_request(&c, "GET", "/v1/navmeshes/keep", NULL, NULL, 0, NULL, &r), TL_OK);
+    ck_assert_int_eq(r.status, 200);
+    tl_response_free(&r);
+    ck_assert_int_eq(tl_request(&c, "GET", "/health", NULL, NULL, 0, NULL, &r), TL_OK);
+    ck_assert_msg(r.status == 200 && strstr(r.body, "\"navmeshes\":1"), "health: %s", r.body);
+    tl_response_free(&r);
+    tl_close(&c);
+    ck_assert_int_eq(tl_server_stop(&srv), 0);
+    const char *side[] = {"", "-wal", "-shm"};
+    for (int i = 0; i < 3; i++) {
+        char p[160];
+        snprintf(p, sizeof p, "%s%s", db, side[i]);
+        unlink(p);
+    }
+    unlink(logp);
+    rmdir(dir);
+}
+END_TEST
+
 extern Suite *badinput_suite(void);
 Suite *badinput_suite(void) {
     Suite *s = suite_create("badinput");
@@ -338,5 +674,10 @@ Suite *badinput_suite(void) {
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_catalogue);
     suite_add_tcase(s, tc);
+    TCase *tl = tcase_create("limits");
+    tcase_set_timeout(tl, 120);
+    tcase_add_test(tl, test_limits);
+    tcase_add_test(tl, test_storage_errors);
+    suite_add_tcase(s, tl);
     return s;
 }

@@ -17,17 +17,20 @@
  * its version's mesh. A half-replaced mesh or a torn entry would not match.
  */
 #include <check.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "api/api.h"
 #include "api/api_log.h"
 #include "api/api_registry.h"
 #include "nav/nav_mesh.h"
+#include "nav/nav_query.h"
 #include "storage/store.h"
 #include "tests/test_load.h"
 
@@ -80,9 +83,27 @@ typedef struct cc_shared {
     uint16_t port;
 } cc_shared;
 
+/* The path from (0.5, 0, 0.5) to (2.5, 0, 2.5) on either grid: the straight
+   segment lies inside [0,3]^2, so it is one leg of length 2 * sqrt(2). */
+static int cc_path_ok(nav_query *q, const nav_mesh *m) {
+    float corners[16 * 3];
+    uint32_t polys[64];
+    nav_path_request req = {.start = {0.5f, 0, 0.5f}, .end = {2.5f, 0, 2.5f}, .extents = {2, 4, 2}};
+    nav_path_result res = {.corners = corners, .max_corners = 16, .polys = polys, .max_polys = 64};
+    if (nav_find_path(q, m, &req, &res) != NAV_OK)
+        return 0;
+    double want = 2.0 * sqrt(2.0);
+    return res.flags == 0 && res.length > want - 1e-4 && res.length < want + 1e-4;
+}
+
 static void *cc_reader(void *arg) {
     cc_shared *sh = arg;
     const float p[3] = {1.5f, 0.2f, 1.5f}, ext[3] = {2, 4, 2};
+    nav_query *q = nav_query_new(1024); /* per-thread scratch, as the api's workers have */
+    if (!q) {
+        atomic_store(&sh->bad, 1);
+        return NULL;
+    }
     while (!atomic_load(&sh->stop)) {
         api_entry *e = api_registry_get(sh->reg, "cc");
         if (!e)
@@ -93,13 +114,14 @@ static void *cc_reader(void *arg) {
         int ok = np == cc_expected_polys(e->meta.version) &&
                  nav_mesh_nearest(e->mesh, p, ext, 0, &poly, out) == NAV_OK && poly < np &&
                  nav_mesh_height(e->mesh, poly, out[0], out[2], &y) == NAV_OK && y == 0.0f &&
-                 nav_mesh_reachable(e->mesh, 0, np - 1);
+                 nav_mesh_reachable(e->mesh, 0, np - 1) && cc_path_ok(q, e->mesh);
         if (!ok && !atomic_exchange(&sh->bad, 1))
             snprintf(sh->why, sizeof sh->why, "version %lld: %u polygons, nearest poly %u y %g",
                      (long long)e->meta.version, np, poly, (double)y);
         api_entry_release(e);
         atomic_fetch_add(&sh->reads, 1);
     }
+    nav_query_free(q);
     return NULL;
 }
 

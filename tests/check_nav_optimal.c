@@ -118,6 +118,20 @@ START_TEST(test_square_hole) {
     ck_assert_int_eq(r.res.algorithm, NAV_ALGO_OPTIMAL);
     ck_assert_uint_gt(r.res.nodes_expanded, 0);
     check_corridor(m, &r.res, poly_at(m, 1, 5), poly_at(m, 9, 5));
+    /* the debug list of expanded polygons: capped at max_expanded, valid ids */
+    uint32_t exp[3];
+    r.res.expanded = exp;
+    r.res.max_expanded = 3;
+    r.res.nexpanded = 0;
+    float s[3] = {1, 0, 5}, e[3] = {9, 0, 5};
+    ck_assert_int_eq(
+        nav_optimal_search(g_opt, m, poly_at(m, 1, 5), s, poly_at(m, 9, 5), e, 0, 0, &r.res),
+        NAV_OK);
+    ck_assert_uint_ge(r.res.nodes_expanded, r.res.nexpanded);
+    ck_assert_uint_eq(r.res.nexpanded, 3);
+    for (uint32_t i = 0; i < r.res.nexpanded; i++)
+        ck_assert_uint_lt(exp[i], nav_mesh_polygon_count(m));
+    ck_assert_uint_eq(exp[0], poly_at(m, 1, 5)); /* the start polygon first */
     nav_mesh_free(m);
 }
 END_TEST
@@ -495,6 +509,69 @@ START_TEST(test_random_narrow) {
 }
 END_TEST
 
+/* Random meshes with random off-mesh links (one-way and two-way, some of an
+   excluded area) against the reference, which treats each link as a graph
+   edge of its 3-D length. Flat meshes, so a link's 3-D length is its xz
+   length and the xz length of the corners is the path's cost. */
+START_TEST(test_random_links) {
+    prop_stats st = {0};
+    for (uint32_t seed = 1; seed <= 60; seed++) {
+        fx_random_opts o = fx_random_defaults();
+        o.hole_ratio = 0.25f;
+        o.merge_runs = seed % 2;
+        nav_mesh *base = fx_random(seed, &o);
+        nav_mesh_input in;
+        nav_mesh_as_input(base, &in);
+        uint32_t rng = seed * 7919u + 3;
+        nav_link_input links[6];
+        memset(links, 0, sizeof links);
+        for (int l = 0; l < 6; l++) {
+            random_point(base, 0, &rng, links[l].start);
+            random_point(base, 0, &rng, links[l].end);
+            links[l].radius = 0.1f;
+            links[l].bidirectional = (fx_rand(&rng) & 1) != 0;
+            links[l].area = (uint8_t)(l == 5 ? 3 : 0);
+            snprintf(links[l].kind, sizeof links[l].kind, "l%d", l);
+        }
+        in.links = links;
+        in.nlinks = 6;
+        nav_mesh *m = NULL;
+        nav_error err;
+        ck_assert_msg(nav_mesh_build(&in, NULL, &m, &err) == NAV_OK, "%s", err.message);
+        uint64_t excl = 1ull << 3;
+        vg_ref *ref = vg_new(m, excl);
+        for (int q = 0; q < 6; q++) {
+            float s[3], e[3];
+            uint32_t sp = random_point(m, excl, &rng, s), ep = random_point(m, excl, &rng, e);
+            double want = vg_shortest(ref, sp, s, ep, e);
+            run r;
+            search(&r, m, sp, s, ep, e, excl, 0);
+            st.queries++;
+            if (!isfinite(want)) {
+                ck_assert_msg(r.st == NAV_E_NOT_FOUND, "seed %u q %d: status %d", seed, q, r.st);
+                continue;
+            }
+            ck_assert_msg(r.st == NAV_OK, "seed %u q %d: status %d", seed, q, r.st);
+            double got = xz_len(&r.res);
+            ck_assert_msg(fabs(got - want) <= 1e-4 && got <= want + 1e-6,
+                          "seed %u q %d: optimal %.9f reference %.9f (%u links)", seed, q, got,
+                          want, r.res.nlinks);
+            for (uint32_t i = 0; i < r.res.nlinks; i++)
+                ck_assert_uint_ne(r.res.links[i], 5); /* excluded */
+            check_corridor(m, &r.res, sp, ep);
+            st.found++;
+            st.symmetric += r.res.nlinks > 0; /* here: paths that took a link */
+        }
+        vg_free(ref);
+        nav_mesh_free(m);
+        nav_mesh_free(base);
+    }
+    printf("nav_optimal links: 60 seeds, %u queries, %u paths, %u of them through links\n",
+           st.queries, st.found, st.symmetric);
+    ck_assert_uint_gt(st.symmetric, 10);
+}
+END_TEST
+
 Suite *nav_optimal_suite(void) {
     Suite *s = suite_create("nav_optimal");
     TCase *tc = tcase_create("hand");
@@ -518,6 +595,7 @@ Suite *nav_optimal_suite(void) {
     tcase_add_test(tp, test_random_bridge);
     tcase_add_test(tp, test_random_excluded);
     tcase_add_test(tp, test_random_narrow);
+    tcase_add_test(tp, test_random_links);
     suite_add_tcase(s, tp);
     return s;
 }

@@ -828,6 +828,89 @@ START_TEST(random_reach_cost_vs_bfs) {
 }
 END_TEST
 
+START_TEST(random_filters_budgets_fuzz) {
+    /* Random points (some off the mesh), random exclusions and costs,
+       random small budgets, both algorithms: every answer is OK or
+       OFF_MESH; an OK answer starts at res->start, ends at res->end, has
+       every corner on a polygon the filter allows, never enters an
+       excluded polygon, and is never shorter than start -> end. */
+    nav_query *q = nav_query_new(512);
+    fx_random_opts o = fx_random_defaults();
+    path_buf b;
+    uint32_t n_ok = 0, n_unreach = 0, n_budget = 0;
+    for (uint32_t seed = 1; seed <= 80; seed++) {
+        o.bridge = seed % 3 == 0;
+        nav_mesh *m0 = fx_random(seed, &o);
+        /* give the polygons random areas 0..3 by rebuilding from its input
+           view, so exclusions can cut a component in pieces */
+        uint32_t rng = seed * 31 + 7;
+        nav_mesh_input in;
+        nav_mesh_as_input(m0, &in);
+        uint8_t *areas = malloc(in.npolys);
+        for (uint32_t p = 0; p < in.npolys; p++)
+            areas[p] = (uint8_t)(fx_rand(&rng) % 5 == 0 ? 1 + fx_rand(&rng) % 3 : 0);
+        in.areas = areas;
+        nav_mesh *m = NULL;
+        nav_error err;
+        ck_assert_int_eq(nav_mesh_build(&in, NULL, &m, &err), NAV_OK);
+        free(areas);
+        nav_mesh_free(m0);
+        for (int it = 0; it < 8; it++) {
+            nav_filter f;
+            nav_filter_default(&f);
+            f.exclude_mask = (fx_rand(&rng) & 1) ? (1ull << (1 + fx_rand(&rng) % 3)) : 0;
+            if (fx_rand(&rng) & 1)
+                f.area_cost[fx_rand(&rng) % 4] = 0.5f + 4 * fx_randf(&rng);
+            nav_path_request r = request(0, 0, 0, 0, 0, 0, NAV_ALGO_AUTO);
+            for (int k = 0; k < 3; k += 2) {
+                r.start[k] = -1 + 12 * fx_randf(&rng);
+                r.end[k] = -1 + 12 * fx_randf(&rng);
+            }
+            r.start[1] = r.end[1] = 0;
+            r.extents[0] = r.extents[2] = 0.3f + fx_randf(&rng);
+            r.extents[1] = 3;
+            r.filter = &f;
+            r.max_nodes = fx_rand(&rng) % 3 == 0 ? 1 + fx_rand(&rng) % 8 : 0;
+            r.algorithm = (nav_algo)(fx_rand(&rng) % 3);
+            buf_init(&b);
+            nav_status st = nav_find_path(q, m, &r, &b.res);
+            ck_assert(st == NAV_OK || st == NAV_E_OFF_MESH);
+            if (st != NAV_OK) {
+                ck_assert(b.res.start_poly == NAV_NONE || b.res.end_poly == NAV_NONE);
+                continue;
+            }
+            n_ok++;
+            n_unreach += (b.res.flags & NAV_PATH_PARTIAL_UNREACHABLE) != 0;
+            n_budget += (b.res.flags & NAV_PATH_PARTIAL_BUDGET) != 0;
+            ck_assert_uint_ge(b.res.ncorners, 2);
+            ck_assert_float_eq(b.corners[0], b.res.start[0]);
+            ck_assert_float_eq(b.corners[2], b.res.start[2]);
+            const float *last = &b.corners[3 * (b.res.ncorners - 1)];
+            ck_assert_float_eq_tol(last[0], b.res.end[0], 1e-6f);
+            ck_assert_float_eq_tol(last[2], b.res.end[2], 1e-6f);
+            ck_assert_double_ge(b.res.length + 1e-5, nav_dist3d(b.res.start, b.res.end));
+            for (uint32_t i = 0; i < b.res.npolys; i++)
+                ck_assert(((f.exclude_mask >> m->areas[b.polys[i]]) & 1) == 0);
+            if (r.max_nodes == 0)
+                ck_assert_uint_eq(b.res.flags & NAV_PATH_PARTIAL_BUDGET, 0);
+            for (uint32_t i = 0; i < b.res.ncorners; i++) {
+                const float *c = &b.corners[3 * i];
+                float on[3], cext[3] = {0.01f, 0.05f, 0.01f};
+                uint32_t cp;
+                ck_assert_int_eq(nav_mesh_nearest(m, c, cext, f.exclude_mask, &cp, on), NAV_OK);
+                ck_assert_double_lt(nav_dist3d(c, on), 1e-3);
+            }
+        }
+        nav_mesh_free(m);
+    }
+    /* the fuzz must reach the interesting branches */
+    ck_assert_uint_gt(n_ok, 200);
+    ck_assert_uint_gt(n_unreach, 10);
+    ck_assert_uint_gt(n_budget, 10);
+    nav_query_free(q);
+}
+END_TEST
+
 extern Suite *nav_query_suite(void);
 Suite *nav_query_suite(void) {
     Suite *s = suite_create("nav_query");
@@ -857,6 +940,7 @@ Suite *nav_query_suite(void) {
     tcase_add_test(tp, random_properties_bridge);
     tcase_add_test(tp, random_raycast_vs_brute_force);
     tcase_add_test(tp, random_reach_cost_vs_bfs);
+    tcase_add_test(tp, random_filters_budgets_fuzz);
     suite_add_tcase(s, tp);
     return s;
 }

@@ -4,6 +4,8 @@
  */
 #include "tests/fuzz/fuzz_common.h"
 
+#include "nav/nav_query.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +57,65 @@ static void same_counts(const nav_mesh *a, const nav_mesh *b, const char *what) 
     fz_require(nav_mesh_component_count(a) == nav_mesh_component_count(b), what);
 }
 
+/* Queries between two points with both algorithms, a raycast and a bounded
+   reach, checking only what every answer promises: finite output, ids in
+   range, counts within the caller's buffers. */
+static void exercise_queries(const nav_mesh *m, const float a[3], const float b[3]) {
+    static nav_query *q;
+    if (!q)
+        q = nav_query_new(2048); /* per process, as a worker thread keeps one */
+    fz_require(q != NULL, "query scratch");
+    uint32_t np = nav_mesh_polygon_count(m);
+    float corners[64 * 3];
+    uint32_t polys[256], links[16];
+    nav_filter f;
+    nav_filter_default(&f);
+    f.area_cost[1] = 3.0f;
+    f.exclude_mask = 1ull << 5;
+    for (int algo = NAV_ALGO_AUTO; algo <= NAV_ALGO_CORRIDOR; algo++) {
+        nav_path_request req = {.extents = {2, 4, 2},
+                                .filter = algo == NAV_ALGO_CORRIDOR ? &f : NULL,
+                                .max_nodes = algo == NAV_ALGO_OPTIMAL ? 64 : 0,
+                                .algorithm = (nav_algo)algo};
+        memcpy(req.start, a, sizeof req.start);
+        memcpy(req.end, b, sizeof req.end);
+        nav_path_result res = {.corners = corners,
+                               .max_corners = 64,
+                               .polys = polys,
+                               .max_polys = 256,
+                               .links = links,
+                               .max_links = 16};
+        if (nav_find_path(q, m, &req, &res) != NAV_OK)
+            continue;
+        fz_require(res.ncorners <= 64 && res.npolys <= 256 && res.nlinks <= 16, "path counts");
+        fz_require(isfinite(res.length) && res.length >= 0, "path length finite");
+        for (uint32_t i = 0; i < res.ncorners; i++)
+            fz_require(finite3(&corners[3 * i]), "corner finite");
+        for (uint32_t i = 0; i < res.npolys; i++)
+            fz_require(polys[i] < np, "path polygon in range");
+        for (uint32_t i = 0; i < res.nlinks; i++)
+            fz_require(links[i] < nav_mesh_link_count(m), "path link in range");
+        fz_require(res.start_poly < np && res.end_poly < np, "snapped polygons in range");
+
+        nav_raycast_result rr = {.polys = polys, .max_polys = 256};
+        if (nav_raycast(m, res.start_poly, res.start, b, &f, &rr) == NAV_OK) {
+            fz_require(rr.npolys <= 256 && isfinite(rr.t) && rr.t >= 0 && rr.t <= 1,
+                       "raycast t in [0, 1]");
+            fz_require(finite3(rr.point) && finite3(rr.normal), "raycast point finite");
+        }
+        uint32_t n = 0;
+        double area = 0;
+        bool trunc = false;
+        if (nav_reach_cost(q, m, res.start_poly, res.start, 25.0, &f, polys, 256, &n, &area,
+                           &trunc) == NAV_OK) {
+            fz_require(n <= 256 && isfinite(area) && area >= 0, "reach within bounds");
+            for (uint32_t i = 0; i < n; i++)
+                fz_require(polys[i] < np && (i == 0 || polys[i - 1] < polys[i]),
+                           "reach ids in range and ascending");
+        }
+    }
+}
+
 void fz_exercise_mesh(const nav_mesh *m) {
     uint32_t np = nav_mesh_polygon_count(m);
     float bmin[3], bmax[3];
@@ -100,6 +161,8 @@ void fz_exercise_mesh(const nav_mesh *m) {
         fz_require(poly < np, "nearest polygon in range");
         fz_require(finite3(snapped), "nearest point finite");
     }
+
+    exercise_queries(m, bmin, bmax);
 
     /* Serialization round-trip: what was stored must load. */
     uint8_t *blob = NULL;

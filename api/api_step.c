@@ -1,0 +1,326 @@
+/*
+ * api_step: POST /v1/navmeshes/{name}/step, the stateless steering tick.
+ *
+ * Thin: decode the agents and obstacles (every field checked and named as
+ * the client wrote it, "agents[3].position[1] is not a finite number"),
+ * call nav_step, encode one slot per agent in request order. An agent that
+ * is off the mesh (or whose target is) gets {"id", "error"} in its slot and
+ * the others are answered. Range checks (dt in (0, 1], radius > 0, ...) are
+ * nav_step_validate's, whose message already names the field.
+ *
+ * Each worker thread owns its steering scratch (nav_steer sized for
+ * --max-agents and the agent arrays), allocated on its first step request
+ * and freed when the thread exits; paths use the thread's query scratch and
+ * the process's path cache (api_query.h). A tick allocates nothing but its
+ * JSON; the answer is written directly (api_jw, same bytes as jansson).
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api_internal.h"
+#include "api/api_json.h"
+#include "api/api_query.h"
+#include "nav/nav_query.h"
+#include "nav/nav_steer.h"
+
+/* Defaults of the optional agent fields (documented in api/openapi.yaml). */
+#define STEP_DEFAULT_RADIUS 0.5
+#define STEP_DEFAULT_MAX_SPEED 3.5
+#define STEP_DEFAULT_MAX_ACCEL 8.0
+#define STEP_DEFAULT_ARRIVE_RADIUS 1.0
+
+typedef struct step_scratch {
+    nav_steer *steer;
+    nav_agent_in *in;
+    nav_agent_out *out;
+    nav_obstacle *obs;
+    unsigned max_agents;
+} step_scratch;
+
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+static int scratch_key_ok;
+
+static void scratch_free(void *p) {
+    step_scratch *s = p;
+    if (!s)
+        return;
+    nav_steer_free(s->steer);
+    free(s->in);
+    free(s->out);
+    free(s->obs);
+    free(s);
+}
+
+static void scratch_key_init(void) {
+    scratch_key_ok = pthread_key_create(&scratch_key, scratch_free) == 0;
+}
+
+/* This thread's scratch, created on first use; NULL when out of memory. */
+static step_scratch *scratch_get(const api_config *cfg) {
+    pthread_once(&scratch_once, scratch_key_init);
+    if (!scratch_key_ok)
+        return NULL;
+    step_scratch *s = pthread_getspecific(scratch_key);
+    if (s)
+        return s;
+    unsigned n = cfg->max_agents ? cfg->max_agents : 1;
+    s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->max_agents = n;
+    /* the corridor memo is part of the path cache's budget: a quarter of
+       --cache-bytes per worker thread (none without a cache) */
+    s->steer = nav_steer_new_memo(n, n, cfg->cache_bytes / 4);
+    s->in = calloc(n, sizeof *s->in);
+    s->out = calloc(n, sizeof *s->out);
+    s->obs = calloc(n, sizeof *s->obs);
+    if (!s->steer || !s->in || !s->out || !s->obs || pthread_setspecific(scratch_key, s) != 0) {
+        scratch_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+static api_code opt_vec3(const json_t *obj, const char *where, const char *key, float out[3],
+                         bool *present, api_err *e) {
+    const json_t *v = json_object_get(obj, key);
+    *present = v && !json_is_null(v);
+    return api_obj_vec3(obj, where, key, false, out, e);
+}
+
+static api_code opt_float(const json_t *obj, const char *where, const char *key, double dflt,
+                          float *out, api_err *e) {
+    double d = dflt;
+    api_code c = api_obj_number(obj, where, key, false, -HUGE_VAL, HUGE_VAL, &d, e);
+    if (c != API_OK)
+        return c;
+    float f = (float)d;
+    if (!isfinite(f)) {
+        char w[96];
+        return api_fail(e, API_E_BAD_REQUEST, "%s is not a finite number",
+                        api_path(w, sizeof w, "%s.%s", where, key));
+    }
+    *out = f;
+    return API_OK;
+}
+
+static api_code decode_agent(const json_t *j, uint32_t i, nav_agent_in *a, api_err *e) {
+    char where[48];
+    api_path(where, sizeof where, "agents[%u]", (unsigned)i);
+    if (!json_is_object(j))
+        return api_fail(e, API_E_BAD_REQUEST, "%s must be an object", where);
+    memset(a, 0, sizeof *a);
+    const json_t *id = json_object_get(j, "id");
+    if (id && !json_is_null(id)) {
+        if (!json_is_string(id))
+            return api_fail(e, API_E_BAD_REQUEST, "%s.id must be a string", where);
+        a->id = json_string_value(id);
+    }
+    api_code c = api_obj_vec3(j, where, "position", true, a->pos, e);
+    bool has;
+    if (c == API_OK)
+        c = opt_vec3(j, where, "velocity", a->vel, &has, e);
+    if (c == API_OK)
+        c = opt_float(j, where, "radius", STEP_DEFAULT_RADIUS, &a->radius, e);
+    if (c == API_OK)
+        c = opt_float(j, where, "max_speed", STEP_DEFAULT_MAX_SPEED, &a->max_speed, e);
+    if (c == API_OK)
+        c = opt_float(j, where, "max_accel", STEP_DEFAULT_MAX_ACCEL, &a->max_accel, e);
+    if (c == API_OK)
+        c = opt_float(j, where, "arrive_radius", STEP_DEFAULT_ARRIVE_RADIUS, &a->arrive_radius, e);
+    if (c == API_OK)
+        c = opt_vec3(j, where, "target", a->target, &a->has_target, e);
+    if (c == API_OK)
+        c = opt_vec3(j, where, "target_velocity", a->target_vel, &a->has_target_vel, e);
+    if (c == API_OK)
+        c = opt_vec3(j, where, "threat", a->threat, &a->has_threat, e);
+    if (c != API_OK)
+        return c;
+    /* default: arrive at the target when there is one, else stand still */
+    a->behavior = a->has_target ? NAV_BEHAVIOR_ARRIVE : NAV_BEHAVIOR_IDLE;
+    const json_t *b = json_object_get(j, "behavior");
+    if (b && !json_is_null(b)) {
+        if (!json_is_string(b) ||
+            !nav_behavior_parse(json_string_value(b), json_string_length(b), &a->behavior))
+            return api_fail(e, API_E_BAD_REQUEST,
+                            "%s.behavior must be one of seek, arrive, flee, pursue, evade, "
+                            "wander, hide, idle",
+                            where);
+    }
+    return API_OK;
+}
+
+static api_code decode_obstacle(const json_t *j, uint32_t k, nav_obstacle *o, api_err *e) {
+    char where[48];
+    api_path(where, sizeof where, "obstacles[%u]", (unsigned)k);
+    if (!json_is_object(j))
+        return api_fail(e, API_E_BAD_REQUEST, "%s must be an object", where);
+    memset(o, 0, sizeof *o);
+    bool has;
+    api_code c = api_obj_vec3(j, where, "position", true, o->pos, e);
+    if (c == API_OK)
+        c = opt_vec3(j, where, "velocity", o->vel, &has, e);
+    if (c == API_OK) {
+        double r = 0.0;
+        c = api_obj_number(j, where, "radius", true, -HUGE_VAL, HUGE_VAL, &r, e);
+        o->radius = (float)r;
+    }
+    return c;
+}
+
+static void jw_vec3_key(api_jw *w, const char *key_lit, size_t n, const float v[3]) {
+    api_jw_raw(w, key_lit, n);
+    api_jw_vec3(w, v);
+}
+#define JW_VEC3(w, lit, v) jw_vec3_key((w), (lit), sizeof(lit) - 1, (v))
+
+/* One agent's slot, in the contract's key order. */
+static void encode_slot(api_jw *w, const nav_agent_in *a, const nav_agent_out *o, uint32_t i) {
+    api_jw_lit(w, "{\"id\":");
+    if (a->id)
+        api_jw_str(w, a->id);
+    else
+        api_jw_lit(w, "null");
+    if (o->status != NAV_OK) {
+        char msg[160];
+        const char *field = nav_step_field_name(o->error_field);
+        snprintf(msg, sizeof msg, "agents[%u].%s is not on the navmesh (within extents)",
+                 (unsigned)i, field[0] ? field : "position");
+        api_jw_lit(w, ",\"error\":{\"code\":");
+        api_jw_str(w, api_code_name(api_code_from_nav(o->status)));
+        api_jw_lit(w, ",\"message\":");
+        api_jw_str(w, msg);
+        api_jw_lit(w, "}}");
+        return;
+    }
+    JW_VEC3(w, ",\"position\":", o->pos);
+    JW_VEC3(w, ",\"velocity\":", o->vel);
+    JW_VEC3(w, ",\"desired_velocity\":", o->desired_vel);
+    api_jw_lit(w, ",\"corners\":[");
+    for (uint32_t k = 0; k < o->ncorners; k++) {
+        if (k)
+            api_jw_lit(w, ",");
+        api_jw_vec3(w, o->corners[k]);
+    }
+    api_jw_lit(w, "],\"behavior\":");
+    api_jw_str(w, nav_behavior_name(o->behavior));
+    if (o->avoiding)
+        api_jw_lit(w, ",\"avoiding\":true");
+    else
+        api_jw_lit(w, ",\"avoiding\":false");
+    if (o->arrived)
+        api_jw_lit(w, ",\"arrived\":true");
+    else
+        api_jw_lit(w, ",\"arrived\":false");
+    api_jw_lit(w, ",\"polygon\":");
+    api_jw_uint(w, o->poly);
+    if (!o->has_action) {
+        api_jw_lit(w, ",\"action\":null}");
+        return;
+    }
+    api_jw_lit(w, ",\"action\":{\"type\":");
+    api_jw_str(w, o->action.kind);
+    JW_VEC3(w, ",\"start\":", o->action.start);
+    JW_VEC3(w, ",\"end\":", o->action.end);
+    api_jw_lit(w, ",\"link\":");
+    api_jw_uint(w, o->action.link);
+    api_jw_lit(w, "}}");
+}
+
+static void step(api_req *r, const nav_mesh *m) {
+    const api_config *cfg = api_req_config(r);
+    size_t len;
+    api_body_type type;
+    const char *body = api_req_body(r, &len, &type);
+    api_err err = {0};
+    json_t *root = api_json_parse(body, len, &err);
+    if (!root) {
+        api_reply_error(r, &err);
+        return;
+    }
+    nav_steer_params p;
+    nav_steer_params_default(&p);
+    double d = NAN;
+    api_code c = api_obj_number(root, "", "dt", true, -HUGE_VAL, HUGE_VAL, &d, &err);
+    p.dt = (float)d;
+    if (c == API_OK)
+        c = api_obj_vec3(root, "", "extents", false, p.extents, &err);
+    if (c == API_OK)
+        c = api_obj_bool(root, "", "avoidance", &p.avoidance, &err);
+    bool use_cache = true;
+    if (c == API_OK)
+        c = api_obj_bool(root, "", "cache", &use_cache, &err);
+    uint64_t seed = 0;
+    if (c == API_OK)
+        c = api_obj_uint(root, "", "seed", 0, UINT64_MAX >> 1, &seed, &err);
+    p.seed = seed;
+    const json_t *agents = json_object_get(root, "agents");
+    const json_t *obstacles = json_object_get(root, "obstacles");
+    if (c == API_OK && !json_is_array(agents))
+        c = api_fail(&err, API_E_BAD_REQUEST, "agents must be an array");
+    if (c == API_OK && obstacles && !json_is_null(obstacles) && !json_is_array(obstacles))
+        c = api_fail(&err, API_E_BAD_REQUEST, "obstacles must be an array");
+    size_t n = c == API_OK ? json_array_size(agents) : 0;
+    size_t nobs = c == API_OK && json_is_array(obstacles) ? json_array_size(obstacles) : 0;
+    if (c == API_OK && n > cfg->max_agents)
+        c = api_fail(&err, API_E_PAYLOAD_TOO_LARGE,
+                     "agents has %zu entries; this server accepts at most %u (--max-agents)", n,
+                     cfg->max_agents);
+    if (c == API_OK && nobs > cfg->max_agents)
+        c = api_fail(&err, API_E_PAYLOAD_TOO_LARGE,
+                     "obstacles has %zu entries; this server accepts at most %u (--max-agents)",
+                     nobs, cfg->max_agents);
+    step_scratch *s = NULL;
+    api_scratch *qs = NULL;
+    if (c == API_OK && (!(s = scratch_get(cfg)) || !(qs = api_query_scratch())))
+        c = api_fail(&err, API_E_UNAVAILABLE, "out of memory for the steering scratch");
+    for (size_t i = 0; c == API_OK && i < n; i++)
+        c = decode_agent(json_array_get(agents, i), (uint32_t)i, &s->in[i], &err);
+    for (size_t k = 0; c == API_OK && k < nobs; k++)
+        c = decode_obstacle(json_array_get(obstacles, k), (uint32_t)k, &s->obs[k], &err);
+    if (c == API_OK) {
+        nav_step_error se;
+        /* "cache": false: fresh searches, so the answer depends on nothing
+           but the request (the cache reuses the first corridor searched for a
+           polygon pair) */
+        nav_cache *cache = use_cache ? api_query_cache() : NULL;
+        nav_status st = nav_step(s->steer, m, qs->q, cache, &p, s->in, (uint32_t)n, s->obs,
+                                 (uint32_t)nobs, s->out, &se);
+        if (st != NAV_OK)
+            c = api_fail(&err, st == NAV_E_INVALID_ARG ? API_E_BAD_REQUEST : api_code_from_nav(st),
+                         "%s", se.message);
+    }
+    if (c != API_OK) {
+        json_decref(root);
+        api_reply_error(r, &err);
+        return;
+    }
+    /* about 330 bytes per agent; agent ids borrow from root: encode first */
+    api_jw w;
+    api_jw_init(&w, 64 + n * 384);
+    api_jw_lit(&w, "{\"agents\":[");
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            api_jw_lit(&w, ",");
+        encode_slot(&w, &s->in[i], &s->out[i], (uint32_t)i);
+    }
+    api_jw_lit(&w, "]}");
+    json_decref(root);
+    size_t olen = 0;
+    char *text = api_jw_finish(&w, &olen);
+    if (!text)
+        api_reply_fail(r, API_E_UNAVAILABLE, "out of memory while encoding the response");
+    else
+        api_reply_raw(r, API_OK, "application/json", text, olen);
+}
+
+void api_h_step(api_req *r) {
+    api_entry *e = api_req_mesh(r);
+    if (!e)
+        return;
+    step(r, e->mesh);
+    api_entry_release(e);
+}

@@ -1,0 +1,242 @@
+/*
+ * nav_steer: stateless steering of agents on a navmesh (the `step` endpoint).
+ *
+ * Owns: per-agent behaviours (seek, arrive, flee, pursue, evade, wander,
+ * hide, idle), path following along the next corners of the navmesh path,
+ * local avoidance of the other agents, of moving obstacles and of walls,
+ * arbitration between them, acceleration / speed limits and the move along
+ * the mesh surface (nav_move_along_surface, in nav_move.c).
+ *
+ * Stateless: the caller sends every agent's state each tick and gets back
+ * the new velocity and position; nothing survives between calls except the
+ * scratch buffers and the optional path cache. The same input yields
+ * bit-identical output (no clock, no global RNG, fixed iteration order).
+ *
+ * Units: metres, seconds; y is up; steering happens in the xz plane and the
+ * height of every returned position is the mesh surface (nav_mesh_height).
+ *
+ * Arbitration (highest priority first):
+ *   1. stay on the mesh: every move is clamped to the surface and slides
+ *      along walls; wall segments near the agent are obstacles for avoidance;
+ *      flee/evade/wander only pick directions with room on the mesh;
+ *   2. avoid collisions: a sampled velocity-obstacle search (DetourCrowd's
+ *      adaptive sampling) around the behaviour's desired velocity, scored
+ *      against the neighbours (spatial hash), the moving obstacles and the
+ *      local wall boundary; then overlapping agents are pushed apart;
+ *   3. the requested behaviour, which proposes the desired velocity.
+ * The output's `behavior` is the one that produced the final velocity: the
+ * requested behaviour, NAV_BEHAVIOR_FLEE for a hide with no hiding spot, or
+ * NAV_BEHAVIOR_AVOID when avoidance changed the desired velocity by more than
+ * NAV_STEER_AVOID_EPS * max_speed (then `avoiding` is true as well).
+ *
+ * Not thread-safe: a nav_steer is per-thread scratch, like nav_query.
+ */
+#ifndef NAV_STEER_H
+#define NAV_STEER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "nav/nav_mesh.h"
+#include "nav/nav_query.h"
+
+/* The path cache (nav/nav_cache.h); nav_step accepts NULL. */
+typedef struct nav_cache nav_cache;
+
+typedef struct nav_steer nav_steer;
+
+/* Behaviours: the X-macro gives the enum and the contract's names. AVOID is
+   an output only (avoidance produced the velocity); it is rejected as input. */
+#define NAV_BEHAVIOR_LIST(X)                                                                       \
+    X(NAV_BEHAVIOR_IDLE, "idle")                                                                   \
+    X(NAV_BEHAVIOR_SEEK, "seek")                                                                   \
+    X(NAV_BEHAVIOR_ARRIVE, "arrive")                                                               \
+    X(NAV_BEHAVIOR_FLEE, "flee")                                                                   \
+    X(NAV_BEHAVIOR_PURSUE, "pursue")                                                               \
+    X(NAV_BEHAVIOR_EVADE, "evade")                                                                 \
+    X(NAV_BEHAVIOR_WANDER, "wander")                                                               \
+    X(NAV_BEHAVIOR_HIDE, "hide")                                                                   \
+    X(NAV_BEHAVIOR_AVOID, "avoid")
+
+typedef enum nav_behavior {
+#define NAV_BEHAVIOR_ENUM(name, text) name,
+    NAV_BEHAVIOR_LIST(NAV_BEHAVIOR_ENUM)
+#undef NAV_BEHAVIOR_ENUM
+        NAV_BEHAVIOR_COUNT
+} nav_behavior;
+
+/* Static name of a behaviour ("arrive"); "?" when out of range. */
+const char *nav_behavior_name(nav_behavior b);
+/* Parses a request behaviour name (len bytes, not NUL-terminated); AVOID is
+   not accepted. Returns false when unknown. */
+bool nav_behavior_parse(const char *s, size_t len, nav_behavior *out);
+
+/* Corners reported per agent (A, B, ... of the path ahead). */
+#define NAV_STEER_MAX_CORNERS 4
+/* Avoidance counts as "changed the velocity" beyond this share of max_speed. */
+#define NAV_STEER_AVOID_EPS 0.05f
+
+/* Which input field a validation error is about (names as in the contract). */
+#define NAV_STEP_FIELD_LIST(X)                                                                     \
+    X(NAV_STEP_FIELD_NONE, "")                                                                     \
+    X(NAV_STEP_FIELD_DT, "dt")                                                                     \
+    X(NAV_STEP_FIELD_EXTENTS, "extents")                                                           \
+    X(NAV_STEP_FIELD_HORIZON, "horizon")                                                           \
+    X(NAV_STEP_FIELD_ARRIVE_TOLERANCE, "arrive_tolerance")                                         \
+    X(NAV_STEP_FIELD_AGENTS, "agents")                                                             \
+    X(NAV_STEP_FIELD_POSITION, "position")                                                         \
+    X(NAV_STEP_FIELD_VELOCITY, "velocity")                                                         \
+    X(NAV_STEP_FIELD_RADIUS, "radius")                                                             \
+    X(NAV_STEP_FIELD_MAX_SPEED, "max_speed")                                                       \
+    X(NAV_STEP_FIELD_MAX_ACCEL, "max_accel")                                                       \
+    X(NAV_STEP_FIELD_BEHAVIOR, "behavior")                                                         \
+    X(NAV_STEP_FIELD_TARGET, "target")                                                             \
+    X(NAV_STEP_FIELD_TARGET_VELOCITY, "target_velocity")                                           \
+    X(NAV_STEP_FIELD_THREAT, "threat")                                                             \
+    X(NAV_STEP_FIELD_ARRIVE_RADIUS, "arrive_radius")                                               \
+    X(NAV_STEP_FIELD_OBSTACLES, "obstacles")
+
+typedef enum nav_step_field {
+#define NAV_STEP_FIELD_ENUM(name, text) name,
+    NAV_STEP_FIELD_LIST(NAV_STEP_FIELD_ENUM)
+#undef NAV_STEP_FIELD_ENUM
+        NAV_STEP_FIELD_COUNT
+} nav_step_field;
+
+/* Static contract name of a field ("max_speed"). */
+const char *nav_step_field_name(nav_step_field f);
+
+/* One agent's state as the game sends it. */
+typedef struct nav_agent_in {
+    const char *id;  /* borrowed, NUL-terminated; hashed by wander; may be NULL */
+    float pos[3];    /* current position (snapped within params.extents) */
+    float vel[3];    /* current velocity, m/s (y ignored) */
+    float radius;    /* > 0, m */
+    float max_speed; /* >= 0, m/s */
+    float max_accel; /* >= 0, m/s^2 */
+    nav_behavior behavior;
+    float target[3]; /* seek/arrive/pursue goal; flee/evade/hide threat when no `threat` */
+    float target_vel[3];
+    float threat[3];
+    float arrive_radius; /* >= 0, m: arrive slows down inside it */
+    bool has_target, has_target_vel, has_threat;
+} nav_agent_in;
+
+/* A moving circular obstacle (a crate, a vehicle): avoided, never pushed. */
+typedef struct nav_obstacle {
+    float pos[3];
+    float vel[3];
+    float radius; /* > 0, m */
+} nav_obstacle;
+
+/* Step-wide parameters. nav_steer_params_default fills the defaults. */
+typedef struct nav_steer_params {
+    float dt;                 /* seconds, finite, in (0, 1] */
+    float extents[3];         /* snapping half-box, > 0; default {2, 4, 2} */
+    const nav_filter *filter; /* NULL: default */
+    bool avoidance;           /* default true */
+    float horizon;            /* s, > 0: look-ahead of avoidance; default 2 */
+    float arrive_tolerance;   /* m, > 0: `arrived` distance; default 0.05 */
+    uint64_t seed;            /* mixed into wander's hash; default 0 */
+} nav_steer_params;
+
+void nav_steer_params_default(nav_steer_params *p);
+
+/* The off-mesh link an agent has reached: the game performs the traversal. */
+typedef struct nav_steer_action {
+    uint32_t link;
+    const char *kind; /* owned by the mesh */
+    float start[3], end[3];
+} nav_steer_action;
+
+/* One agent's answer, in the slot of the same index. */
+typedef struct nav_agent_out {
+    nav_status status; /* NAV_OK, or NAV_E_OFF_MESH (only this slot failed) */
+    float pos[3];      /* new position, on the surface */
+    float vel[3];      /* new velocity (y = 0: steering is planar) */
+    float desired_vel[3];
+    float corners[NAV_STEER_MAX_CORNERS][3];
+    uint32_t ncorners;
+    nav_behavior behavior; /* the behaviour that produced vel (see header comment) */
+    bool avoiding;
+    bool arrived;
+    uint32_t poly; /* polygon under pos */
+    /* When status is NAV_E_OFF_MESH: which point was off the mesh
+       (NAV_STEP_FIELD_POSITION, _TARGET or _THREAT). */
+    nav_step_field error_field;
+    bool has_action;
+    nav_steer_action action;
+} nav_agent_out;
+
+/*
+ * Why nav_step rejected its input. agent / obstacle: the index the error is
+ * about, or -1; component: 0..2 for a vector's element, else -1. message is a
+ * sentence naming the field as the API does ("agents[3].radius must be > 0").
+ */
+typedef struct nav_step_error {
+    nav_status status;
+    int32_t agent;
+    int32_t obstacle;
+    nav_step_field field;
+    int32_t component;
+    char message[160];
+} nav_step_error;
+
+/*
+ * Allocates the scratch for up to max_agents agents and max_obstacles
+ * obstacles per step (both >= 1). All per-step memory is allocated here, so
+ * nav_step never allocates. NULL on allocation failure or bad sizes.
+ */
+nav_steer *nav_steer_new(uint32_t max_agents, uint32_t max_obstacles);
+/*
+ * The same with the corridor memo's budget in bytes (0: no memo). The memo
+ * keeps recent path corridors so an agent entering the next polygon of its
+ * corridor reuses it instead of searching; it is consulted only when
+ * nav_step gets a path cache. nav_steer_new gives it about 17 bytes x 1024
+ * per agent, at most about 17 MiB. Its pages fill as it is used.
+ */
+nav_steer *nav_steer_new_memo(uint32_t max_agents, uint32_t max_obstacles, size_t memo_bytes);
+void nav_steer_free(nav_steer *s);
+uint32_t nav_steer_max_agents(const nav_steer *s);
+uint32_t nav_steer_max_obstacles(const nav_steer *s);
+
+/*
+ * Validates the inputs without stepping: NAV_OK or NAV_E_INVALID_ARG with
+ * err filled (err may be NULL). nav_step calls it first.
+ */
+nav_status nav_step_validate(const nav_steer_params *params, const nav_agent_in *agents,
+                             uint32_t nagents, const nav_obstacle *obstacles, uint32_t nobstacles,
+                             nav_step_error *err);
+
+/*
+ * One steering tick for nagents agents: out must have nagents slots.
+ * query: path search scratch (see nav_query_new); cache: NULL or a path cache
+ * shared by the caller. Output is a pure function of the inputs and, when a
+ * cache is given, of the corridors it holds (the corridor reused for a
+ * polygon pair is the first one searched for it, a valid path that can
+ * differ from a fresh search's): pass NULL for answers independent of any
+ * history. Returns NAV_E_INVALID_ARG (err says which agent /
+ * field), NAV_E_LIMIT when nagents or nobstacles exceed the scratch, else
+ * NAV_OK; an agent whose position is not within params->extents of the mesh
+ * gets NAV_E_OFF_MESH in its own slot and the others are answered.
+ */
+nav_status nav_step(nav_steer *s, const nav_mesh *m, nav_query *q, nav_cache *cache,
+                    const nav_steer_params *params, const nav_agent_in *agents, uint32_t nagents,
+                    const nav_obstacle *obstacles, uint32_t nobstacles, nav_agent_out *out,
+                    nav_step_error *err);
+
+/*
+ * Moves from `start` (on start_poly) toward `target` along the surface, in xz:
+ * crosses portals, and where a wall (an edge with no usable neighbour) is in
+ * the way, slides along it: the result is the point of the polygons reachable
+ * within the circle spanned by start -> target that is closest to target
+ * (Detour's moveAlongSurface), so the blocked part of the motion is projected
+ * on the wall. Never leaves the mesh; out's y is the surface height there.
+ * filter: NULL for default (excluded areas are walls). Visits at most 256
+ * polygons (a longer move stops at the best point found so far).
+ */
+nav_status nav_move_along_surface(const nav_mesh *m, uint32_t start_poly, const float start[3],
+                                  const float target[3], const nav_filter *filter, float out[3],
+                                  uint32_t *out_poly);
+
+#endif

@@ -1,0 +1,639 @@
+/*
+ * nav_steer_agent: what one agent wants and where it ends up in a tick.
+ *
+ * Owns the behaviours (each proposes a desired velocity in xz), the path
+ * following shared by seek / arrive / pursue / hide (only the next corners of
+ * the navmesh path are used: steer toward corner A, toward B once A is nearly
+ * reached and B is in sight; slow down for the end or an off-mesh link), the
+ * acceleration and speed limits, and the move along the surface.
+ *
+ * The path is searched from the agent's current position every tick, so a
+ * corner that was passed is never steered back to: the string-pulled path
+ * from where the agent stands starts with the next visible corner.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "nav/nav_cache.h"
+#include "nav/nav_internal.h"
+#include "nav/nav_query_internal.h"
+#include "nav/nav_steer_internal.h"
+
+#define CORNER_EPS 1e-3f     /* a corner this close (xz) is where we stand */
+#define LINK_MATCH_EPS 0.05f /* a corner this close to a link's end is that end */
+#define HIDE_CLEARANCE 0.2f  /* extra gap between a hiding agent and its obstacle */
+#define FLEE_DIRS 12         /* directions sampled by flee / evade */
+#define WANDER_JITTER 0.6f   /* radians of heading change at most per tick */
+
+static float len2f(float x, float z) {
+    return sqrtf(x * x + z * z);
+}
+
+static float dist_xz(const float *a, const float *b) {
+    return len2f(b[0] - a[0], b[2] - a[2]);
+}
+
+/* splitmix64 finaliser: a stateless, well mixed hash step. */
+static uint64_t mix64(uint64_t x) {
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+static uint64_t float_bits(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+/* Wander's randomness: the agent id (FNV-1a), the request seed and the
+   agent's own state, so the same request always yields the same answer while
+   successive ticks (new positions) differ. */
+static uint64_t agent_hash(const nav_agent_in *in, uint64_t seed) {
+    uint64_t h = 0xCBF29CE484222325ull;
+    if (in->id)
+        for (const unsigned char *c = (const unsigned char *)in->id; *c; c++)
+            h = (h ^ *c) * 0x100000001B3ull;
+    h = mix64(h ^ seed);
+    h = mix64(h ^ (float_bits(in->pos[0]) << 32 | float_bits(in->pos[2])));
+    h = mix64(h ^ (float_bits(in->vel[0]) << 32 | float_bits(in->vel[2])));
+    return h;
+}
+
+float steer_raycast(nav_steer *s, uint32_t poly, const float start[3], const float end[3],
+                    float normal[3], bool *hit) {
+    nav_raycast_result rc;
+    memset(&rc, 0, sizeof rc);
+    rc.polys = s->ray_polys;
+    rc.max_polys = STEER_RAY_POLYS;
+    *hit = false;
+    if (nav_raycast(s->mesh, poly, start, end, s->params->filter, &rc) != NAV_OK) {
+        *hit = true;
+        if (normal)
+            memset(normal, 0, 3 * sizeof(float));
+        return 0.0f;
+    }
+    *hit = rc.hit;
+    if (normal)
+        memcpy(normal, rc.normal, 3 * sizeof(float));
+    return rc.hit ? rc.t : 1.0f;
+}
+
+/* steer_snap of a goal, remembered for the rest of the tick: a pure
+   function of the goal's bits (mesh, extents and filter are the tick's). */
+static nav_status snap_goal(nav_steer *s, const float g[3], uint32_t *poly, float out[3]) {
+    uint32_t b[3];
+    memcpy(b, g, sizeof b);
+    uint32_t h = (b[0] * 0x9E3779B1u) ^ (b[1] * 0x85EBCA77u) ^ (b[2] * 0xC2B2AE3Du);
+    steer_goal *e = &s->goals[(h ^ (h >> 16)) & (STEER_GOAL_MEMO - 1)];
+    if (e->tick_valid == s->tick && memcmp(e->p, g, sizeof e->p) == 0) {
+        *poly = e->poly;
+        memcpy(out, e->on, sizeof e->on);
+        return NAV_OK;
+    }
+    const nav_steer_params *pr = s->params;
+    uint64_t exclude = pr->filter ? pr->filter->exclude_mask : 0;
+    nav_status st = steer_snap(s->mesh, g, pr->extents, exclude, poly, out);
+    if (st == NAV_OK) {
+        memcpy(e->p, g, sizeof e->p);
+        memcpy(e->on, out, sizeof e->on);
+        e->poly = *poly;
+        e->tick_valid = s->tick;
+    }
+    return st;
+}
+
+static uint32_t memo_hash(const nav_steer *s, uint32_t poly, uint32_t end) {
+    uint32_t h = poly * 0x9E3779B1u ^ end * 0x85EBCA77u;
+    return (h ^ (h >> 15)) & (s->memo_nidx - 1);
+}
+
+/* Remembers a complete, link-free corridor under each of its polygons. */
+static void memo_insert(nav_steer *s, const nav_path_result *r) {
+    uint32_t n = r->npolys;
+    if (n == 0 || n > STEER_PATH_POLYS || n > s->memo_cap / 4 || r->nlinks > 0 ||
+        (r->flags & (NAV_PATH_PARTIAL_UNREACHABLE | NAV_PATH_PARTIAL_BUDGET | NAV_PATH_TRUNCATED)))
+        return;
+    uint64_t phys = s->memo_wpos % s->memo_cap;
+    if (phys + n > s->memo_cap) { /* never split a corridor: skip the tail */
+        s->memo_wpos += s->memo_cap - phys;
+        phys = 0;
+    }
+    memcpy(&s->memo_polys[phys], r->polys, n * sizeof *r->polys);
+    uint32_t rec = s->memo_rec_head++ & (s->memo_nrecs - 1);
+    s->memo_recs[rec].abs = s->memo_wpos;
+    s->memo_recs[rec].len = n;
+    s->memo_recs[rec].end_poly = r->end_poly;
+    for (uint32_t k = 0; k < n; k++) {
+        steer_memo_slot *sl = &s->memo_index[memo_hash(s, r->polys[k], r->end_poly)];
+        sl->abs = s->memo_wpos;
+        sl->poly = r->polys[k];
+        sl->end_poly = r->end_poly;
+        sl->rec = rec;
+        sl->pos = k;
+    }
+    s->memo_wpos += n;
+}
+
+/* The path from `start` (in poly) to `end` (in end_poly) along the suffix of
+   a remembered corridor through poly; false when none is remembered. */
+static bool memo_path(nav_steer *s, uint32_t poly, const float start[3], uint32_t end_poly,
+                      const float end[3]) {
+    const steer_memo_slot *sl = &s->memo_index[memo_hash(s, poly, end_poly)];
+    if (sl->poly != poly || sl->end_poly != end_poly)
+        return false;
+    const steer_memo_rec *rec = &s->memo_recs[sl->rec];
+    if (rec->abs != sl->abs || s->memo_wpos > sl->abs + s->memo_cap)
+        return false; /* the record or its polygons were overwritten since */
+    const uint32_t *suffix = &s->memo_polys[sl->abs % s->memo_cap + sl->pos];
+    uint32_t n = rec->len - sl->pos;
+    nav_path_result *r = &s->path;
+    r->ncorners = r->npolys = r->nlinks = r->nexpanded = 0;
+    r->flags = 0;
+    r->length = 0.0;
+    r->nodes_expanded = 0;
+    r->algorithm = NAV_ALGO_CORRIDOR;
+    memcpy(r->start, start, sizeof r->start);
+    memcpy(r->end, end, sizeof r->end);
+    r->start_poly = poly;
+    r->end_poly = end_poly;
+    return nav_string_pull(s->mesh, suffix, s->via_none, n, start, end, r) == NAV_OK;
+}
+
+/* The path from the agent to goal (through the cache when there is one). */
+static nav_status find_path(nav_steer *s, const steer_agent *a, const float goal[3]) {
+    const nav_steer_params *pr = s->params;
+    nav_path_request req;
+    memset(&req, 0, sizeof req);
+    /* Both ends go in already on the surface with a thin box, so the
+       search's own snapping only tests the polygons containing them (the
+       same polygons a full box would pick); the full box is the fallback. */
+    uint32_t gpoly;
+    nav_status st = snap_goal(s, goal, &gpoly, req.end);
+    if (st != NAV_OK)
+        return st;
+    memcpy(req.start, a->pos, sizeof req.start);
+    req.extents[0] = req.extents[2] = STEER_THIN_EXT;
+    req.extents[1] = pr->extents[1];
+    req.filter = pr->filter;
+    /* The corridor search (A* over polygons, then string pulling: Detour's
+       quality), not the optimal one: on a large mesh every polygon an agent
+       enters is a new (start, end) pair, and a cross-map optimal search
+       costs about 3x a corridor one (bench_steer). */
+    req.algorithm = NAV_ALGO_CORRIDOR;
+    nav_path_result *r = &s->path;
+    r->corners = s->corners;
+    r->max_corners = STEER_PATH_CORNERS;
+    r->polys = s->polys;
+    r->max_polys = STEER_PATH_POLYS;
+    r->links = s->links;
+    r->max_links = STEER_PATH_LINKS;
+    r->expanded = NULL;
+    r->max_expanded = 0;
+    /* Corridor reuse (level 2 of the cache): thousands of agents chasing one
+       target share one search per polygon pair; each agent only re-pulls the
+       string in that corridor. The corridor is the one first searched for
+       that pair, so with a cache the answer can depend on what the cache
+       saw (always a valid path); s->cache == NULL gives fresh searches. */
+    if (s->cache && s->memo_on && memo_path(s, a->poly, a->pos, gpoly, req.end))
+        return NAV_OK;
+    st = nav_find_path_cached(s->query, s->cache, s->mesh, &req, r, NULL);
+    if (st == NAV_E_OFF_MESH) {
+        memcpy(req.extents, pr->extents, sizeof req.extents);
+        st = nav_find_path_cached(s->query, s->cache, s->mesh, &req, r, NULL);
+    }
+    if (st == NAV_OK && s->cache && s->memo_on)
+        memo_insert(s, r);
+    return st;
+}
+
+/* Speed that stops exactly at distance d: linear inside radius R, never more
+   than the braking distance allows (v^2 = 2 a d) nor than reaches the point
+   within one tick (no overshoot, hence no oscillation). */
+static float stopping_speed(float vmax, float amax, float d, float R, float dt, float tol) {
+    if (d <= tol)
+        return 0.0f;
+    float v = vmax;
+    if (R > 0.0f && vmax * d / R < v)
+        v = vmax * d / R;
+    if (amax > 0.0f) {
+        float vb = sqrtf(2.0f * amax * d);
+        if (vb < v)
+            v = vb;
+    }
+    if (d / dt < v)
+        v = d / dt;
+    return v;
+}
+
+typedef struct follow_result {
+    float dist_end; /* path distance to the goal (or to the link where we stop) */
+    bool stops;     /* dist_end is where the agent stops (arrive, link, seek end) */
+    bool reached;   /* within tolerance of the goal */
+} follow_result;
+
+/*
+ * Path following toward goal: fills dv, the output corners and, at an
+ * off-mesh link's start, the action. slow: arrive (slow down inside R).
+ * Returns NAV_E_OFF_MESH when the goal is not on the mesh.
+ */
+static nav_status follow(nav_steer *s, uint32_t i, const float goal[3], bool slow, float R,
+                         nav_agent_out *o, float dv[2], follow_result *fr) {
+    const nav_agent_in *in = &s->in[i];
+    const steer_agent *a = &s->agents[i];
+    const nav_steer_params *pr = s->params;
+    const nav_mesh *m = s->mesh;
+    dv[0] = dv[1] = 0.0f;
+    fr->dist_end = 0.0f;
+    fr->reached = false;
+    fr->stops = false;
+    nav_status st = find_path(s, a, goal);
+    if (st != NAV_OK)
+        return st;
+    const nav_path_result *r = &s->path;
+    uint32_t nc = r->ncorners < STEER_PATH_CORNERS ? r->ncorners : STEER_PATH_CORNERS;
+    uint32_t first = 0;
+    while (first < nc && dist_xz(a->pos, &r->corners[3 * first]) < CORNER_EPS)
+        first++;
+    /* output: the next corners A, B, ... */
+    for (uint32_t k = first; k < nc && o->ncorners < NAV_STEER_MAX_CORNERS; k++)
+        memcpy(o->corners[o->ncorners++], &r->corners[3 * k], 3 * sizeof(float));
+    if (first >= nc) {
+        fr->reached = true;
+        fr->stops = true;
+        return NAV_OK; /* standing on the goal */
+    }
+
+    /* Is one of the corners ahead the entry of the path's first link? */
+    uint32_t stop = nc - 1; /* index of the corner where we must stop */
+    bool at_link = false;
+    uint32_t link = NAV_NONE;
+    float link_start[3] = {0}, link_end[3] = {0};
+    if (r->nlinks > 0) {
+        link = r->links[0] & ~NAV_LINK_REVERSE;
+        if (link < m->nlinks) {
+            const nav_link *L = &m->links[link];
+            for (uint32_t k = first; k < nc && !at_link; k++) {
+                const float *c = &r->corners[3 * k];
+                if (dist_xz(c, L->start_on) < LINK_MATCH_EPS ||
+                    dist_xz(c, L->start) < LINK_MATCH_EPS) {
+                    at_link = true;
+                    memcpy(link_start, L->start_on, sizeof link_start);
+                    memcpy(link_end, L->end_on, sizeof link_end);
+                } else if (L->bidirectional && (dist_xz(c, L->end_on) < LINK_MATCH_EPS ||
+                                                dist_xz(c, L->end) < LINK_MATCH_EPS)) {
+                    at_link = true;
+                    memcpy(link_start, L->end_on, sizeof link_start);
+                    memcpy(link_end, L->start_on, sizeof link_end);
+                }
+                if (at_link)
+                    stop = k;
+            }
+        }
+    }
+    bool goal_known = at_link || !(r->flags & NAV_PATH_TRUNCATED);
+    fr->stops = goal_known;
+
+    /* Path distance to the stop corner. */
+    float d = 0.0f;
+    const float *prev = a->pos;
+    for (uint32_t k = first; k <= stop; k++) {
+        d += dist_xz(prev, &r->corners[3 * k]);
+        prev = &r->corners[3 * k];
+    }
+    fr->dist_end = d;
+
+    const float *A = &r->corners[3 * first];
+    float tol = pr->arrive_tolerance;
+    if (at_link && first == stop) {
+        const nav_link *L = &m->links[link];
+        float reach = L->radius > tol ? L->radius : tol;
+        if (d <= reach) {
+            o->has_action = true;
+            o->action.link = link;
+            o->action.kind = L->kind;
+            memcpy(o->action.start, link_start, sizeof link_start);
+            memcpy(o->action.end, link_end, sizeof link_end);
+            return NAV_OK; /* wait at the link: the game performs it */
+        }
+    }
+
+    /* Aim at A; once A is nearly reached, at B if it is in sight, so the
+       agent turns smoothly instead of touching A and turning on the spot. */
+    const float *aim = A;
+    float dA = dist_xz(a->pos, A);
+    if (first < stop) {
+        float turn = 2.0f * in->radius;
+        float step = 2.0f * in->max_speed * pr->dt;
+        if (step > turn)
+            turn = step;
+        if (dA < turn) {
+            bool hit;
+            const float *B = &r->corners[3 * (first + 1)];
+            steer_raycast(s, a->poly, a->pos, B, NULL, &hit);
+            if (!hit)
+                aim = B;
+        }
+    }
+    float dx = aim[0] - a->pos[0], dz = aim[2] - a->pos[2];
+    float len = len2f(dx, dz);
+    if (len < 1e-6f)
+        return NAV_OK;
+
+    float speed = in->max_speed;
+    if (goal_known) {
+        if (slow || at_link)
+            speed = stopping_speed(in->max_speed, in->max_accel, d, R, pr->dt, slow ? tol : 0.0f);
+        else if (d / pr->dt < speed)
+            speed = d / pr->dt; /* seek: never overshoot the goal in one tick */
+        if (!at_link && d <= tol)
+            fr->reached = true;
+    }
+    dv[0] = dx / len * speed;
+    dv[1] = dz / len * speed;
+    return NAV_OK;
+}
+
+/*
+ * Flee from T: among directions fanned around "away from T", the one whose
+ * free run on the mesh (raycast, up to a look-ahead) ends farthest from T.
+ * Directions into a nearby wall have a short run and lose, so the agent is
+ * never pinned against a wall while a direction with room exists. Returns
+ * false (dv = 0) when no direction gains distance: blocked.
+ */
+static bool flee(nav_steer *s, uint32_t i, const float T[3], float dv[2]) {
+    const nav_agent_in *in = &s->in[i];
+    const steer_agent *a = &s->agents[i];
+    dv[0] = dv[1] = 0.0f;
+    float ax = a->pos[0] - T[0], az = a->pos[2] - T[2];
+    float cur = len2f(ax, az);
+    float base;
+    if (cur > 1e-4f) {
+        base = atan2f(az, ax);
+    } else {
+        uint64_t h = agent_hash(in, s->params->seed);
+        base = (float)((double)(h >> 11) * (6.283185307179586 / 9007199254740992.0));
+    }
+    float L = in->max_speed * 1.0f;
+    if (L < 4.0f * in->radius)
+        L = 4.0f * in->radius;
+    float best = cur + 1e-3f, bdx = 0.0f, bdz = 0.0f;
+    bool found = false;
+    for (int k = 0; k < FLEE_DIRS; k++) {
+        /* 0, +30, -30, +60, ... degrees: straight away first */
+        int j = (k + 1) / 2;
+        float ang = base + (k % 2 ? 1.0f : -1.0f) * (float)j * (6.2831853f / FLEE_DIRS);
+        float cx = cosf(ang), cz = sinf(ang);
+        float end[3] = {a->pos[0] + cx * L, a->pos[1], a->pos[2] + cz * L};
+        bool hit;
+        float t = steer_raycast(s, a->poly, a->pos, end, NULL, &hit);
+        float ex = a->pos[0] + cx * L * t - T[0], ez = a->pos[2] + cz * L * t - T[2];
+        float score = len2f(ex, ez);
+        if (score > best) {
+            best = score;
+            bdx = cx;
+            bdz = cz;
+            found = true;
+        }
+        if (k == 0 && !hit)
+            break; /* the straight way is clear for the whole look-ahead */
+    }
+    if (!found)
+        return false;
+    dv[0] = bdx * in->max_speed;
+    dv[1] = bdz * in->max_speed;
+    return true;
+}
+
+/* Wander: keep the current heading with a hashed jitter; turn along a wall
+   seen ahead instead of walking into it. */
+static void wander(nav_steer *s, uint32_t i, float dv[2]) {
+    const nav_agent_in *in = &s->in[i];
+    const steer_agent *a = &s->agents[i];
+    uint64_t h = agent_hash(in, s->params->seed);
+    float vx = in->vel[0], vz = in->vel[2];
+    float heading;
+    if (len2f(vx, vz) > 1e-3f)
+        heading = atan2f(vz, vx);
+    else
+        heading = (float)((double)(h >> 40) * (6.283185307179586 / 16777216.0));
+    float jitter = ((float)(h & 0xFFFF) / 65535.0f * 2.0f - 1.0f) * WANDER_JITTER;
+    float ang = heading + jitter;
+    float cx = cosf(ang), cz = sinf(ang);
+    float L = in->max_speed * 1.0f;
+    if (L < 2.0f * in->radius)
+        L = 2.0f * in->radius;
+    float end[3] = {a->pos[0] + cx * L, a->pos[1], a->pos[2] + cz * L};
+    float n[3];
+    bool hit;
+    steer_raycast(s, a->poly, a->pos, end, n, &hit);
+    if (hit) {
+        /* slide: drop the part into the wall, lean away from it */
+        float dn = cx * n[0] + cz * n[2];
+        float tx = cx - dn * n[0], tz = cz - dn * n[2];
+        if (len2f(tx, tz) < 0.2f) {
+            float sgn = (h >> 20) & 1 ? 1.0f : -1.0f;
+            tx = -n[2] * sgn;
+            tz = n[0] * sgn;
+        }
+        cx = tx + 0.5f * n[0];
+        cz = tz + 0.5f * n[2];
+        float l = len2f(cx, cz);
+        if (l > 1e-6f) {
+            cx /= l;
+            cz /= l;
+        }
+    }
+    dv[0] = cx * in->max_speed;
+    dv[1] = cz * in->max_speed;
+}
+
+/* The closest reachable hiding spot behind an obstacle relative to T. */
+static bool hide_spot(nav_steer *s, uint32_t i, const float T[3], float spot[3]) {
+    const nav_agent_in *in = &s->in[i];
+    const steer_agent *a = &s->agents[i];
+    const nav_steer_params *pr = s->params;
+    uint64_t exclude = pr->filter ? pr->filter->exclude_mask : 0;
+    float best = INFINITY;
+    bool found = false;
+    for (uint32_t k = 0; k < s->nobstacles; k++) {
+        const nav_obstacle *ob = &s->obstacles[k];
+        float ox = ob->pos[0] - T[0], oz = ob->pos[2] - T[2];
+        float l = len2f(ox, oz);
+        if (l < 1e-4f)
+            continue;
+        float off = ob->radius + in->radius + HIDE_CLEARANCE;
+        float p[3] = {ob->pos[0] + ox / l * off, ob->pos[1], ob->pos[2] + oz / l * off};
+        float ext[3] = {off, pr->extents[1], off};
+        float q[3];
+        uint32_t qp;
+        if (steer_snap(s->mesh, p, ext, exclude, &qp, q) != NAV_OK)
+            continue;
+        /* still hidden after snapping: the segment T -> q crosses the circle */
+        float sx = q[0] - T[0], sz = q[2] - T[2];
+        float s2 = sx * sx + sz * sz;
+        float t = s2 > 0.0f ? (ox * sx + oz * sz) / s2 : 0.0f;
+        t = t < 0.0f ? 0.0f : (t > 1.0f ? 1.0f : t);
+        float cx = T[0] + sx * t - ob->pos[0], cz = T[2] + sz * t - ob->pos[2];
+        if (len2f(cx, cz) >= ob->radius)
+            continue;
+        if (!nav_mesh_reachable(s->mesh, a->poly, qp))
+            continue;
+        float d = dist_xz(a->pos, q);
+        if (d < best) {
+            best = d;
+            memcpy(spot, q, 3 * sizeof(float));
+            found = true;
+        }
+    }
+    return found;
+}
+
+void steer_agent_tick(nav_steer *s, uint32_t i, nav_agent_out *o) {
+    const nav_agent_in *in = &s->in[i];
+    steer_agent *a = &s->agents[i];
+    const nav_steer_params *pr = s->params;
+    float dt = pr->dt;
+    float dv[2] = {0.0f, 0.0f};
+    nav_behavior used = in->behavior;
+    bool arrived = false;
+    follow_result fr = {0.0f, false, false};
+    nav_status st = NAV_OK;
+    const float *threat = in->has_threat ? in->threat : in->target;
+
+    switch (in->behavior) {
+    case NAV_BEHAVIOR_IDLE:
+        break;
+    case NAV_BEHAVIOR_SEEK:
+    case NAV_BEHAVIOR_ARRIVE: {
+        bool slow = in->behavior == NAV_BEHAVIOR_ARRIVE;
+        st = follow(s, i, in->target, slow, in->arrive_radius, o, dv, &fr);
+        arrived = fr.reached;
+        break;
+    }
+    case NAV_BEHAVIOR_PURSUE: {
+        /* aim where the target will be when we get there (capped look-ahead),
+           kept on the mesh by a raycast from the target along its motion */
+        float goal[3];
+        memcpy(goal, in->target, sizeof goal);
+        if (in->has_target_vel && in->max_speed > 0.0f) {
+            float t = dist_xz(a->pos, in->target) / in->max_speed;
+            if (t > pr->horizon)
+                t = pr->horizon;
+            uint32_t tp;
+            float ton[3];
+            if (snap_goal(s, in->target, &tp, ton) == NAV_OK) {
+                float pred[3] = {ton[0] + in->target_vel[0] * t, ton[1],
+                                 ton[2] + in->target_vel[2] * t};
+                float nrm[3];
+                bool hit;
+                float f = steer_raycast(s, tp, ton, pred, nrm, &hit);
+                goal[0] = ton[0] + (pred[0] - ton[0]) * f;
+                goal[1] = ton[1];
+                goal[2] = ton[2] + (pred[2] - ton[2]) * f;
+            }
+        }
+        st = follow(s, i, goal, false, 0.0f, o, dv, &fr);
+        arrived = dist_xz(a->pos, in->target) <= in->radius + pr->arrive_tolerance;
+        break;
+    }
+    case NAV_BEHAVIOR_FLEE:
+        flee(s, i, threat, dv);
+        break;
+    case NAV_BEHAVIOR_EVADE: {
+        float T[3];
+        memcpy(T, threat, sizeof T);
+        if (in->has_target_vel) {
+            float t = in->max_speed > 0.0f ? dist_xz(a->pos, T) / in->max_speed : 0.0f;
+            if (t > pr->horizon)
+                t = pr->horizon;
+            T[0] += in->target_vel[0] * t;
+            T[2] += in->target_vel[2] * t;
+        }
+        flee(s, i, T, dv);
+        break;
+    }
+    case NAV_BEHAVIOR_WANDER:
+        wander(s, i, dv);
+        break;
+    case NAV_BEHAVIOR_HIDE: {
+        float spot[3];
+        if (hide_spot(s, i, threat, spot)) {
+            float R = in->arrive_radius > 0.0f ? in->arrive_radius : 1.0f;
+            st = follow(s, i, spot, true, R, o, dv, &fr);
+            arrived = fr.reached;
+        } else {
+            used = NAV_BEHAVIOR_FLEE;
+            flee(s, i, threat, dv);
+        }
+        break;
+    }
+    default:
+        break;
+    }
+    if (st == NAV_E_OFF_MESH) {
+        /* the goal is not on the mesh: this agent fails in its slot */
+        o->status = NAV_E_OFF_MESH;
+        o->error_field = NAV_STEP_FIELD_TARGET;
+        a->ok = 0;
+        memcpy(o->pos, in->pos, sizeof o->pos);
+        memcpy(a->npos, a->pos, sizeof a->npos);
+        a->npoly = a->poly;
+        return;
+    }
+
+    o->desired_vel[0] = dv[0];
+    o->desired_vel[2] = dv[1];
+
+    /* 2. avoid collisions (may override the behaviour) */
+    float v[2] = {dv[0], dv[1]};
+    float goal_dist = fr.stops ? fr.dist_end : INFINITY;
+    if (pr->avoidance && in->max_speed > 0.0f && steer_avoid(s, i, dv, goal_dist, v)) {
+        o->avoiding = true;
+        used = NAV_BEHAVIOR_AVOID;
+    }
+
+    /* limits: |v - v_old| <= max_accel * dt, then |v| <= max_speed */
+    float ddx = v[0] - in->vel[0], ddz = v[1] - in->vel[2];
+    float dmax = in->max_accel * dt, dl = len2f(ddx, ddz);
+    if (dl > dmax) {
+        float k = dl > 0.0f ? dmax / dl : 0.0f;
+        v[0] = in->vel[0] + ddx * k;
+        v[1] = in->vel[2] + ddz * k;
+    }
+    float sp = len2f(v[0], v[1]);
+    if (sp > in->max_speed) {
+        float k = sp > 0.0f ? in->max_speed / sp : 0.0f;
+        v[0] *= k;
+        v[1] *= k;
+    }
+
+    /* 1. stay on the mesh: move along the surface, sliding on walls */
+    float target[3] = {a->pos[0] + v[0] * dt, a->pos[1], a->pos[2] + v[1] * dt};
+    if (nav_move_along_surface(s->mesh, a->poly, a->pos, target, pr->filter, a->npos, &a->npoly) !=
+        NAV_OK) {
+        memcpy(a->npos, a->pos, sizeof a->npos);
+        a->npoly = a->poly;
+    }
+    /* A wall took part of the motion: report the velocity actually made, so
+       the game does not feed back a push into the wall. */
+    if (len2f(a->npos[0] - target[0], a->npos[2] - target[2]) > 1e-4f) {
+        v[0] = (a->npos[0] - a->pos[0]) / dt;
+        v[1] = (a->npos[2] - a->pos[2]) / dt;
+        float made = len2f(v[0], v[1]);
+        if (made > in->max_speed) { /* a slide never reports more than max_speed */
+            float k = made > 0.0f ? in->max_speed / made : 0.0f;
+            v[0] *= k;
+            v[1] *= k;
+        }
+    }
+    o->vel[0] = v[0];
+    o->vel[2] = v[1];
+    if (arrived && len2f(v[0], v[1]) > 0.05f * in->max_speed + 1e-3f)
+        arrived = false;
+    o->arrived = arrived;
+    o->behavior = used;
+    memcpy(o->pos, a->npos, sizeof o->pos);
+    o->poly = a->npoly;
+}

@@ -1,0 +1,421 @@
+/*
+ * nav_steer_avoid: local avoidance and overlap separation.
+ *
+ * Avoidance is a sampled velocity-obstacle search in the spirit of
+ * DetourCrowd's adaptive sampling: candidate velocities on two rings (eight
+ * directions each, aligned with the desired velocity) plus the desired
+ * velocity and rest, then three refinements of eight samples around the best
+ * one at halving radii (42 samples). Each candidate is scored by
+ *   W_DES * |v - desired| + W_CUR * |v - current|      (both / max_speed)
+ *   + W_SIDE * passing-on-the-left share                (breaks symmetry: in a
+ *     head-on meeting both agents keep right, so they never mirror each other)
+ *   + W_TOI / (0.1 + tmin / horizon)                    (tmin: first contact
+ *     with a neighbour (reciprocal: each agent takes half, relative velocity
+ *     2v - v_self - v_other, as RVO), or an obstacle (full responsibility))
+ *   + W_WALL * (1 - t_wall / wall_horizon)              (the centre crossing a
+ *     wall segment of the local boundary within about two ticks: meshes are
+ *     eroded by the agent radius, so the centre, not the rim, must stay in).
+ * When the desired velocity meets nobody within the horizon it is kept as is
+ * (no sampling): most agents in a crowd pay only the neighbour search.
+ *
+ * Separation then pushes still-overlapping agents apart (half the overlap
+ * each; all of it against an obstacle, which is never pushed), in up to 8 Jacobi
+ * passes over the new positions, each push moved along the surface.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "nav/nav_internal.h"
+#include "nav/nav_steer_internal.h"
+
+#define W_DES 2.0f
+#define W_CUR 0.75f
+#define W_SIDE 0.75f
+#define W_TOI 2.5f
+#define W_WALL 10.0f
+#define RING_DIVS 8
+#define STILL_SPEED 0.05f /* m/s: a neighbour slower than this stands still */
+#define REFINE_LEVELS 3
+
+/* cos, sin of k * 22.5 degrees: the sampling directions, fixed so that no
+   trigonometry runs per sample and results do not depend on libm. */
+static const float unit16[16][2] = {
+    {1.000000000f, 0.000000000f},   {0.923879533f, 0.382683432f},   {0.707106781f, 0.707106781f},
+    {0.382683432f, 0.923879533f},   {0.000000000f, 1.000000000f},   {-0.382683432f, 0.923879533f},
+    {-0.707106781f, 0.707106781f},  {-0.923879533f, 0.382683432f},  {-1.000000000f, 0.000000000f},
+    {-0.923879533f, -0.382683432f}, {-0.707106781f, -0.707106781f}, {-0.382683432f, -0.923879533f},
+    {-0.000000000f, -1.000000000f}, {0.382683432f, -0.923879533f},  {0.707106781f, -0.707106781f},
+    {0.923879533f, -0.382683432f}};
+
+typedef struct avoid_ctx {
+    float px, pz; /* agent position */
+    float vx, vz; /* agent current velocity */
+    float vmax;
+    float horizon;
+    float wall_horizon;
+    float goal_dist; /* the agent stops after this distance (INFINITY: never) */
+    uint32_t n;      /* neighbours: agents then obstacles */
+    float rx[STEER_MAX_NEI + STEER_MAX_OBS]; /* relative position */
+    float rz[STEER_MAX_NEI + STEER_MAX_OBS];
+    float ox[STEER_MAX_NEI + STEER_MAX_OBS]; /* velocity term subtracted from the candidate */
+    float oz[STEER_MAX_NEI + STEER_MAX_OBS];
+    float k[STEER_MAX_NEI + STEER_MAX_OBS];       /* 2 for agents (reciprocal), 1 for obstacles */
+    float rr[STEER_MAX_NEI + STEER_MAX_OBS];      /* sum of radii */
+    float c0[STEER_MAX_NEI + STEER_MAX_OBS];      /* |relative position|^2 - rr^2 */
+    uint8_t still[STEER_MAX_NEI + STEER_MAX_OBS]; /* the neighbour stands still */
+    float inv_len[STEER_MAX_NEI + STEER_MAX_OBS]; /* 1 / |relative position| (0 if none) */
+    uint32_t nagents;
+    const float *segs;
+    uint32_t nsegs;
+} avoid_ctx;
+
+/* First time the relative motion (vab) brings two circles (centre offset p,
+   radii sum r) into contact; horizon when never. Overlapping circles: 0 when
+   approaching, horizon when separating (moving apart is always welcome). */
+static float toi_circle(float px, float pz, float vx, float vz, float r, float horizon) {
+    float c = px * px + pz * pz - r * r;
+    float b = vx * px + vz * pz;
+    if (c < 0.0f)
+        return b > 0.0f ? 0.0f : horizon;
+    float a = vx * vx + vz * vz;
+    if (a < 1e-12f || b <= 0.0f)
+        return horizon;
+    float disc = b * b - a * c;
+    if (disc < 0.0f)
+        return horizon;
+    float t = (b - sqrtf(disc)) / a;
+    return t < horizon ? t : horizon;
+}
+
+/* When the centre moving at (vx, vz) crosses wall segment s (stored in the
+   polygon's order, interior on its inward-normal side); inf when never. */
+static float toi_wall(const avoid_ctx *c, const float *s, float vx, float vz) {
+    float ax = s[0] - c->px, az = s[1] - c->pz;
+    float ex = s[2] - s[0], ez = s[3] - s[1];
+    float nx = ez, nz = -ex; /* inward normal (see nav_internal.h winding) */
+    if (vx * nx + vz * nz >= 0.0f)
+        return INFINITY; /* moving away from or along the wall */
+    float den = vx * ez - vz * ex;
+    if (fabsf(den) < 1e-12f)
+        return INFINITY;
+    float t = (ax * ez - az * ex) / den;
+    float u = (ax * vz - az * vx) / den;
+    if (u < -1e-4f || u > 1.0f + 1e-4f)
+        return INFINITY;
+    return t < 0.0f ? (t > -1e-3f ? 0.0f : INFINITY) : t;
+}
+
+/* A contact with a standing neighbour predicted after the agent has stopped
+   at its goal never happens: the time the candidate needs to cover the
+   remaining goal distance (moving neighbours still count for the horizon). */
+static float stop_time(const avoid_ctx *c, float vx, float vz) {
+    float sp = sqrtf(vx * vx + vz * vz);
+    if (!isfinite(c->goal_dist) || sp < 1e-6f)
+        return INFINITY;
+    return c->goal_dist / sp;
+}
+
+/* Earliest predicted contact with a neighbour or obstacle for candidate v
+   (horizon when none). */
+static float first_contact(const avoid_ctx *c, float vx, float vz) {
+    float tmin = c->horizon;
+    float tlim = stop_time(c, vx, vz);
+    for (uint32_t j = 0; j < c->n; j++) {
+        float ax = c->k[j] * vx - c->ox[j], az = c->k[j] * vz - c->oz[j];
+        float t = toi_circle(c->rx[j], c->rz[j], ax, az, c->rr[j], c->horizon);
+        if (t < tmin && (!c->still[j] || t < tlim))
+            tmin = t;
+    }
+    return tmin;
+}
+
+static float penalty(const avoid_ctx *c, float vx, float vz, float dvx, float dvz) {
+    float inv = 1.0f / c->vmax;
+    float pen = W_DES * sqrtf((vx - dvx) * (vx - dvx) + (vz - dvz) * (vz - dvz)) * inv +
+                W_CUR * sqrtf((vx - c->vx) * (vx - c->vx) + (vz - c->vz) * (vz - c->vz)) * inv;
+    float tmin = c->horizon, side = 0.0f;
+    float tlim = stop_time(c, vx, vz);
+    uint32_t nside = 0;
+    for (uint32_t j = 0; j < c->n; j++) {
+        /* toi_circle inlined, testing "earlier than tmin" before any sqrt */
+        float ax = c->k[j] * vx - c->ox[j], az = c->k[j] * vz - c->oz[j];
+        float bb = ax * c->rx[j] + az * c->rz[j];
+        if (bb <= 0.0f)
+            continue; /* not approaching: no contact, no side preference */
+        if (j < c->nagents) {
+            /* approaching: prefer the neighbour on our left (we keep right) */
+            float cr = (c->rx[j] * vz - c->rz[j] * vx) * c->inv_len[j] * inv;
+            side += cr > 0.0f ? (cr < 1.0f ? cr : 1.0f) : 0.0f;
+            nside++;
+        }
+        float lim = c->still[j] && tlim < tmin ? tlim : tmin;
+        if (c->c0[j] < 0.0f) {
+            tmin = 0.0f; /* overlapping and closing in */
+            continue;
+        }
+        float aa = ax * ax + az * az;
+        float disc = bb * bb - aa * c->c0[j];
+        if (disc < 0.0f)
+            continue;            /* passes by */
+        float e = bb - lim * aa; /* t < lim  <=>  e < sqrt(disc) */
+        if (e > 0.0f && e * e >= disc)
+            continue;
+        tmin = (bb - sqrtf(disc)) / aa;
+    }
+    if (nside > 0)
+        pen += W_SIDE * side / (float)nside;
+    pen += W_TOI / (0.1f + tmin / c->horizon);
+    for (uint32_t k = 0; k < c->nsegs; k++) {
+        float t = toi_wall(c, &c->segs[4 * k], vx, vz);
+        if (t < c->wall_horizon)
+            pen += W_WALL * (1.0f - t / c->wall_horizon);
+    }
+    return pen;
+}
+
+/* Squared xz distance from (px, pz) to segment a-b. */
+static float seg_dist2(float px, float pz, const float *a, const float *b) {
+    float ex = b[0] - a[0], ez = b[2] - a[2];
+    float l2 = ex * ex + ez * ez;
+    float t = l2 > 0.0f ? ((px - a[0]) * ex + (pz - a[2]) * ez) / l2 : 0.0f;
+    t = t < 0.0f ? 0.0f : (t > 1.0f ? 1.0f : t);
+    float dx = a[0] + ex * t - px, dz = a[2] + ez * t - pz;
+    return dx * dx + dz * dz;
+}
+
+/* The local boundary: wall edges within `range` of the agent, found by
+   walking polygon adjacency from the agent's polygon (nearest kept). */
+static void collect_boundary(nav_steer *s, uint32_t i, float range) {
+    const nav_mesh *m = s->mesh;
+    const steer_agent *a = &s->agents[i];
+    uint64_t ex = s->params->filter ? s->params->filter->exclude_mask : 0;
+    float r2 = range * range;
+    float d2s[STEER_MAX_SEGS];
+    uint32_t visit[STEER_BOUNDARY_POLYS], nvisit = 0, head = 0;
+    visit[nvisit++] = a->poly;
+    s->nsegs = 0;
+    while (head < nvisit) {
+        uint32_t p = visit[head++];
+        uint32_t n = nav_poly_nverts(m, p), s0 = m->poly_start[p];
+        for (uint32_t e = 0; e < n; e++) {
+            const float *va = nav_poly_vert(m, p, e), *vb = nav_poly_vert(m, p, e + 1);
+            float d2 = seg_dist2(a->pos[0], a->pos[2], va, vb);
+            if (d2 > r2)
+                continue;
+            uint32_t nei = m->poly_nei[s0 + e];
+            if (nei != NAV_NONE && !((ex >> m->areas[nei]) & 1u)) {
+                bool seen = false;
+                for (uint32_t k = 0; k < nvisit && !seen; k++)
+                    seen = visit[k] == nei;
+                if (!seen && nvisit < STEER_BOUNDARY_POLYS)
+                    visit[nvisit++] = nei;
+                continue;
+            }
+            /* keep the STEER_MAX_SEGS nearest walls, sorted by distance */
+            uint32_t k = s->nsegs;
+            if (k == STEER_MAX_SEGS) {
+                if (d2 >= d2s[k - 1])
+                    continue;
+                k--;
+            } else {
+                s->nsegs++;
+            }
+            while (k > 0 && d2s[k - 1] > d2) {
+                d2s[k] = d2s[k - 1];
+                memcpy(&s->segs[4 * k], &s->segs[4 * (k - 1)], 4 * sizeof(float));
+                k--;
+            }
+            d2s[k] = d2;
+            s->segs[4 * k] = va[0];
+            s->segs[4 * k + 1] = va[2];
+            s->segs[4 * k + 2] = vb[0];
+            s->segs[4 * k + 3] = vb[2];
+        }
+    }
+}
+
+bool steer_avoid(nav_steer *s, uint32_t i, const float dv[2], float goal_dist, float v[2]) {
+    const nav_agent_in *in = &s->in[i];
+    const steer_agent *a = &s->agents[i];
+    v[0] = dv[0];
+    v[1] = dv[1];
+    if (a->nnei == 0 && a->nobs == 0)
+        return false;
+
+    avoid_ctx c;
+    c.px = a->pos[0];
+    c.pz = a->pos[2];
+    c.vx = in->vel[0];
+    c.vz = in->vel[2];
+    c.vmax = in->max_speed;
+    c.horizon = s->params->horizon;
+    c.wall_horizon = 2.0f * s->params->dt;
+    c.goal_dist = goal_dist;
+    c.n = 0;
+    for (uint32_t k = 0; k < a->nnei; k++) {
+        uint32_t j = a->nei[k];
+        c.rx[c.n] = s->agents[j].pos[0] - c.px;
+        c.rz[c.n] = s->agents[j].pos[2] - c.pz;
+        c.ox[c.n] = c.vx + s->in[j].vel[0];
+        c.oz[c.n] = c.vz + s->in[j].vel[2];
+        c.k[c.n] = 2.0f;
+        c.rr[c.n] = in->radius + s->in[j].radius;
+        c.c0[c.n] = c.rx[c.n] * c.rx[c.n] + c.rz[c.n] * c.rz[c.n] - c.rr[c.n] * c.rr[c.n];
+        c.still[c.n] = hypotf(s->in[j].vel[0], s->in[j].vel[2]) < STILL_SPEED;
+        float l = hypotf(c.rx[c.n], c.rz[c.n]);
+        c.inv_len[c.n] = l > 1e-6f ? 1.0f / l : 0.0f;
+        c.n++;
+    }
+    c.nagents = c.n;
+    for (uint32_t k = 0; k < a->nobs; k++) {
+        const nav_obstacle *o = &s->obstacles[a->obs[k]];
+        c.rx[c.n] = o->pos[0] - c.px;
+        c.rz[c.n] = o->pos[2] - c.pz;
+        c.ox[c.n] = o->vel[0];
+        c.oz[c.n] = o->vel[2];
+        c.k[c.n] = 1.0f;
+        c.rr[c.n] = in->radius + o->radius;
+        c.c0[c.n] = c.rx[c.n] * c.rx[c.n] + c.rz[c.n] * c.rz[c.n] - c.rr[c.n] * c.rr[c.n];
+        c.still[c.n] = hypotf(o->vel[0], o->vel[2]) < STILL_SPEED;
+        c.inv_len[c.n] = 0.0f;
+        c.n++;
+    }
+    c.segs = s->segs;
+    c.nsegs = 0;
+
+    /* Nobody in the way of the desired velocity: keep it. */
+    float tmin = first_contact(&c, dv[0], dv[1]);
+    if (tmin >= c.horizon)
+        return false;
+
+    collect_boundary(s, i, in->radius + c.vmax * c.wall_horizon + 0.1f);
+    c.nsegs = s->nsegs;
+
+    /* Orientation of the sampling pattern: the desired, else the current
+       velocity, else +x; the pattern is the unit table rotated by (ux, uz). */
+    float ux = 1.0f, uz = 0.0f;
+    float ld = sqrtf(dv[0] * dv[0] + dv[1] * dv[1]), lc = sqrtf(c.vx * c.vx + c.vz * c.vz);
+    if (ld > 1e-4f) {
+        ux = dv[0] / ld;
+        uz = dv[1] / ld;
+    } else if (lc > 1e-4f) {
+        ux = c.vx / lc;
+        uz = c.vz / lc;
+    }
+
+    float bx = dv[0], bz = dv[1];
+    float best = penalty(&c, bx, bz, dv[0], dv[1]);
+    float p0 = penalty(&c, 0.0f, 0.0f, dv[0], dv[1]);
+    if (p0 < best) {
+        best = p0;
+        bx = bz = 0.0f;
+    }
+    /* two rings (half and full speed; the outer one offset by half a step) */
+    for (int ring = 1; ring <= 2; ring++) {
+        float rad = c.vmax * 0.5f * (float)ring;
+        for (int d = 0; d < RING_DIVS; d++) {
+            const float *u = unit16[2 * d + (ring - 1)];
+            float cx = (u[0] * ux - u[1] * uz) * rad, cz = (u[0] * uz + u[1] * ux) * rad;
+            float pen = penalty(&c, cx, cz, dv[0], dv[1]);
+            if (pen < best) {
+                best = pen;
+                bx = cx;
+                bz = cz;
+            }
+        }
+    }
+    /* refinements around the best so far at halving radii */
+    float rad = c.vmax * 0.25f;
+    for (int level = 0; level < REFINE_LEVELS; level++, rad *= 0.5f) {
+        float cx0 = bx, cz0 = bz;
+        for (int d = 0; d < RING_DIVS; d++) {
+            const float *u = unit16[2 * d];
+            float cx = cx0 + (u[0] * ux - u[1] * uz) * rad;
+            float cz = cz0 + (u[0] * uz + u[1] * ux) * rad;
+            if (cx * cx + cz * cz > c.vmax * c.vmax * 1.0001f)
+                continue;
+            float pen = penalty(&c, cx, cz, dv[0], dv[1]);
+            if (pen < best) {
+                best = pen;
+                bx = cx;
+                bz = cz;
+            }
+        }
+    }
+    v[0] = bx;
+    v[1] = bz;
+    float ddx = bx - dv[0], ddz = bz - dv[1];
+    return sqrtf(ddx * ddx + ddz * ddz) > NAV_STEER_AVOID_EPS * c.vmax;
+}
+
+void steer_separate(nav_steer *s, nav_agent_out *out) {
+    const float dt = s->params->dt;
+    for (int pass = 0; pass < 8; pass++) {
+        bool any = false;
+        for (uint32_t i = 0; i < s->n; i++) {
+            const steer_agent *a = &s->agents[i];
+            float px = 0.0f, pz = 0.0f;
+            if (a->ok) {
+                for (uint32_t k = 0; k < a->nnei; k++) {
+                    uint32_t j = a->nei[k];
+                    const steer_agent *b = &s->agents[j];
+                    if (!b->ok)
+                        continue;
+                    float dx = a->npos[0] - b->npos[0], dz = a->npos[2] - b->npos[2];
+                    float d = sqrtf(dx * dx + dz * dz);
+                    float r = s->in[i].radius + s->in[j].radius;
+                    if (d >= r)
+                        continue;
+                    if (d < 1e-6f) {
+                        /* coincident: split along x by index, deterministically */
+                        dx = i < j ? -1.0f : 1.0f;
+                        dz = 0.0f;
+                        d = 1.0f;
+                        px += dx * 0.5f * r;
+                        continue;
+                    }
+                    float w = 0.5f * (r - d) / d;
+                    px += dx * w;
+                    pz += dz * w;
+                }
+                for (uint32_t k = 0; k < a->nobs; k++) {
+                    const nav_obstacle *o = &s->obstacles[a->obs[k]];
+                    float ox = o->pos[0] + o->vel[0] * dt, oz = o->pos[2] + o->vel[2] * dt;
+                    float dx = a->npos[0] - ox, dz = a->npos[2] - oz;
+                    float d = sqrtf(dx * dx + dz * dz);
+                    float r = s->in[i].radius + o->radius;
+                    if (d >= r || d < 1e-6f)
+                        continue;
+                    float w = (r - d) / d;
+                    px += dx * w;
+                    pz += dz * w;
+                }
+            }
+            s->push[2 * i] = px;
+            s->push[2 * i + 1] = pz;
+            if (px != 0.0f || pz != 0.0f)
+                any = true;
+        }
+        if (!any)
+            break;
+        for (uint32_t i = 0; i < s->n; i++) {
+            steer_agent *a = &s->agents[i];
+            if (!a->ok || (s->push[2 * i] == 0.0f && s->push[2 * i + 1] == 0.0f))
+                continue;
+            float t[3] = {a->npos[0] + s->push[2 * i], a->npos[1], a->npos[2] + s->push[2 * i + 1]};
+            float np[3];
+            uint32_t npoly;
+            if (nav_move_along_surface(s->mesh, a->npoly, a->npos, t, s->params->filter, np,
+                                       &npoly) == NAV_OK) {
+                memcpy(a->npos, np, sizeof np);
+                a->npoly = npoly;
+            }
+        }
+    }
+    for (uint32_t i = 0; i < s->n; i++) {
+        if (!s->agents[i].ok)
+            continue;
+        memcpy(out[i].pos, s->agents[i].npos, sizeof out[i].pos);
+        out[i].poly = s->agents[i].npoly;
+    }
+}

@@ -1,0 +1,154 @@
+/*
+ * nav_steer_internal: the scratch of a steering tick and the seams between
+ * nav_steer.c (the pipeline and the spatial hash), nav_steer_agent.c (the
+ * behaviours and path following) and nav_steer_avoid.c (local avoidance and
+ * overlap separation). Private to nav/.
+ */
+#ifndef NAV_STEER_INTERNAL_H
+#define NAV_STEER_INTERNAL_H
+
+#include <stdint.h>
+
+#include "nav/nav_query.h"
+#include "nav/nav_steer.h"
+
+#define STEER_MAX_NEI 6         /* nearest agents considered by avoidance (as DetourCrowd) */
+#define STEER_MAX_OBS 4         /* nearest obstacles considered by avoidance */
+#define STEER_MAX_SEGS 16       /* nearest wall segments (the local boundary) */
+#define STEER_BOUNDARY_POLYS 32 /* polygons walked to collect the boundary */
+#define STEER_PATH_CORNERS 256  /* truncated answers are not cached: room for long paths */
+#define STEER_PATH_POLYS 4096
+#define STEER_PATH_LINKS 64
+#define STEER_RAY_POLYS 256
+#define STEER_THIN_EXT 1e-4f /* xz half-size of a box that finds only containing polygons */
+
+/* A goal snapped this tick (many agents chase the same few targets). */
+#define STEER_GOAL_MEMO 256 /* direct-mapped entries, cleared every tick */
+typedef struct steer_goal {
+    float p[3];  /* the goal as given */
+    float on[3]; /* snapped */
+    uint32_t poly;
+    uint32_t tick_valid; /* == nav_steer.tick when filled this tick */
+} steer_goal;
+
+/*
+ * The corridor memo (used only with a path cache, whose answers already
+ * depend on what it saw): corridors of recent path answers, indexed by
+ * (polygon, end polygon). An agent walking along a corridor enters polygon
+ * after polygon of it; each is a new (start, end) pair for the path cache,
+ * i.e. a search, while the memo serves the corridor's suffix from that
+ * polygon and only the string pulling runs. Fixed size, overwritten in
+ * ring order, cleared when the mesh or the filter changes.
+ */
+/* Sized by nav_steer_new_memo's budget: a power of two of polygon ids,
+   2^12 .. 2^20 (about 17 MiB), an index of half as many direct-mapped slots
+   and 1 record per 32 ids. */
+#define STEER_MEMO_MIN (1u << 12)
+#define STEER_MEMO_MAX (1u << 20)
+typedef struct steer_memo_rec {
+    uint64_t abs; /* absolute write position of its first polygon */
+    uint32_t len;
+    uint32_t end_poly;
+} steer_memo_rec;
+typedef struct steer_memo_slot {
+    uint64_t abs; /* the record's abs when the slot was written */
+    uint32_t poly, end_poly, rec, pos;
+} steer_memo_slot;
+
+/* Per-agent state of one tick. */
+typedef struct steer_agent {
+    float pos[3];  /* snapped input position */
+    uint32_t poly; /* polygon under pos */
+    float npos[3]; /* position after the move (then after separation) */
+    uint32_t npoly;
+    float range; /* neighbour query range, rim to rim, m */
+    uint32_t nei[STEER_MAX_NEI], nnei;
+    uint32_t obs[STEER_MAX_OBS], nobs;
+    uint8_t ok; /* snapped: takes part in the tick */
+} steer_agent;
+
+struct nav_steer {
+    uint32_t max_agents, max_obstacles;
+    steer_agent *agents;
+
+    /* spatial hash: items are agent ids, then max_agents + obstacle ids */
+    uint32_t nbuckets; /* power of two */
+    uint32_t *bucket_start;
+    uint32_t *fill;
+    uint32_t *items;
+    int32_t *item_cell; /* 2 per item: cell x, cell z */
+    uint32_t *item_bucket;
+    float inv_cell;
+    float max_item_radius;
+
+    float *push; /* 2 per agent: separation displacement */
+
+    /* the tick being computed (borrowed) */
+    uint32_t n;
+    const nav_mesh *mesh;
+    nav_query *query;
+    nav_cache *cache;
+    const nav_steer_params *params;
+    const nav_agent_in *in;
+    const nav_obstacle *obstacles;
+    uint32_t nobstacles;
+
+    /* path and raycast buffers, reused by every agent */
+    nav_path_result path;
+    float corners[3 * STEER_PATH_CORNERS];
+    uint32_t polys[STEER_PATH_POLYS];
+    uint32_t links[STEER_PATH_LINKS];
+    uint32_t ray_polys[STEER_RAY_POLYS];
+
+    steer_goal goals[STEER_GOAL_MEMO];
+
+    bool memo_on;        /* a budget was given (0 disables the memo) */
+    uint32_t memo_cap;   /* polygon ids in the ring (power of two) */
+    uint32_t memo_nrecs; /* power of two */
+    uint32_t memo_nidx;  /* power of two */
+    uint32_t *memo_polys;
+    steer_memo_rec *memo_recs;
+    steer_memo_slot *memo_index;
+    uint32_t *via_none; /* STEER_PATH_POLYS x NAV_NONE: "entered through an edge" */
+    uint64_t memo_wpos;
+    uint32_t memo_rec_head;
+    uint64_t memo_mesh_uid;
+    uint64_t memo_filter_key;
+    uint32_t tick; /* counts nav_step calls: invalidates goals[] at once */
+
+    /* local boundary of the agent being avoided: 4 floats (ax, az, bx, bz) */
+    float segs[4 * STEER_MAX_SEGS];
+    uint32_t nsegs;
+};
+
+/*
+ * nav_mesh_nearest, cheaper and with the same answer: first a box of zero
+ * xz size (only the polygons containing p in xz: if one is within ext[1]
+ * vertically, the full search would pick it too, by the same rule), then
+ * the full box. On a fine mesh the full box holds dozens of polygons.
+ */
+nav_status steer_snap(const nav_mesh *m, const float p[3], const float ext[3], uint64_t exclude,
+                      uint32_t *poly, float out[3]);
+
+/* Behaviour, avoidance, limits and move of agent i (nav_steer_agent.c). */
+void steer_agent_tick(nav_steer *s, uint32_t i, nav_agent_out *o);
+
+/* Raycast from agent position toward `end` with the tick's filter; returns
+   the fraction travelled (1 when clear) and the wall normal when hit. */
+float steer_raycast(nav_steer *s, uint32_t poly, const float start[3], const float end[3],
+                    float normal[3], bool *hit);
+
+/*
+ * Local avoidance of agent i (nav_steer_avoid.c): corrects the desired
+ * velocity dv (xz) into v (xz) against neighbours, obstacles and nearby walls.
+ * goal_dist: the path distance after which the agent stops (INFINITY when it
+ * does not), so contacts predicted beyond its goal are ignored.
+ * Returns true when the result differs from dv by more than
+ * NAV_STEER_AVOID_EPS * max_speed.
+ */
+bool steer_avoid(nav_steer *s, uint32_t i, const float dv[2], float goal_dist, float v[2]);
+
+/* Pushes overlapping agents apart along the surface; writes out[].pos/poly. */
+void steer_separate(nav_steer *s, nav_agent_out *out);
+
+#endif

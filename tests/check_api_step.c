@@ -1,0 +1,239 @@
+/*
+ * check_api_step: POST /v1/navmeshes/{name}/step against the real navd
+ * binary (tests/test_http.h): the response shape, per-agent errors, field
+ * errors named as the client wrote them, the --max-agents limit, byte-
+ * identical answers to identical requests, the link action, and a short
+ * closed loop in which the test plays the game server over HTTP.
+ *
+ * Meshes are written out by hand, with the geometry the expectations are
+ * derived from next to them.
+ */
+#include <check.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_http.h"
+
+/* Corridor [0,10] x [0,2] at y = 0 as 5 quads of 2 m (x lines 0..10). */
+static const char CORRIDOR[] =
+    "{\"vertices\":[[0,0,0],[2,0,0],[4,0,0],[6,0,0],[8,0,0],[10,0,0],"
+    "[0,0,2],[2,0,2],[4,0,2],[6,0,2],[8,0,2],[10,0,2]],"
+    "\"polygons\":[[0,1,7,6],[1,2,8,7],[2,3,9,8],[3,4,10,9],[4,5,11,10]]}";
+
+/* Islands [0,4]x[0,4] and [10,14]x[0,4] joined by a one-way "jump" link
+   (3.5, 0, 2) -> (10.5, 0, 2) of radius 0.5. */
+static const char ISLANDS[] =
+    "{\"vertices\":[[0,0,0],[4,0,0],[4,0,4],[0,0,4],[10,0,0],[14,0,0],[14,0,4],[10,0,4]],"
+    "\"polygons\":[[0,1,2,3],[4,5,6,7]],"
+    "\"links\":[{\"start\":[3.5,0,2],\"end\":[10.5,0,2],\"radius\":0.5,\"bidirectional\":false,"
+    "\"kind\":\"jump\"}]}";
+
+static th_server srv;
+
+static void start_srv(void) {
+    static const char *const extra[] = {"--max-agents", "4", NULL};
+    ck_assert_msg(th_start(&srv, NULL, extra) == 0, "navd did not start");
+    th_response r;
+    th_json(srv.port, "PUT", "/v1/navmeshes/corridor", CORRIDOR, &r);
+    ck_assert_int_eq(r.status, 201);
+    th_response_free(&r);
+    th_json(srv.port, "PUT", "/v1/navmeshes/islands", ISLANDS, &r);
+    ck_assert_int_eq(r.status, 201);
+    th_response_free(&r);
+}
+
+static void stop_srv(void) {
+    int rc = th_stop(&srv);
+    th_cleanup(&srv);
+    ck_assert_int_eq(rc, 0);
+}
+
+static json_t *post_step(const char *mesh, const char *body, int want_status, th_response *keep) {
+    char path[128];
+    snprintf(path, sizeof path, "/v1/navmeshes/%s/step", mesh);
+    th_response r;
+    ck_assert_int_eq(th_json(srv.port, "POST", path, body, &r), 0);
+    ck_assert_msg(r.status == want_status, "status %d, expected %d: %.300s", r.status, want_status,
+                  r.body);
+    json_error_t je;
+    json_t *j = json_loadb(r.body, r.body_len, 0, &je);
+    ck_assert_msg(j != NULL, "not JSON: %.200s", r.body);
+    if (keep)
+        *keep = r;
+    else
+        th_response_free(&r);
+    return j;
+}
+
+static void assert_error(const char *mesh, const char *body, int status, const char *code,
+                         const char *message) {
+    json_t *j = post_step(mesh, body, status, NULL);
+    json_t *e = json_object_get(j, "error");
+    ck_assert_str_eq(json_string_value(json_object_get(e, "code")), code);
+    const char *msg = json_string_value(json_object_get(e, "message"));
+    ck_assert_msg(msg && strstr(msg, message), "message '%s' lacks '%s'", msg, message);
+    json_decref(j);
+}
+
+static double at(const json_t *arr, size_t i) {
+    return json_number_value(json_array_get(arr, i));
+}
+
+/* Three agents: a seeker on the mesh, one 50 m away (off the mesh) and an
+   idle one. The seeker moves toward +x, the idle one stays; the lost one
+   gets its own point_off_mesh error with its id. */
+START_TEST(step_shape_and_per_agent_error) {
+    const char *body = "{\"dt\":0.1,\"agents\":["
+                       "{\"id\":\"orc-1\",\"position\":[1,0,1],\"velocity\":[0,0,0],"
+                       "\"radius\":0.3,\"max_speed\":2,\"max_accel\":10,\"behavior\":\"seek\","
+                       "\"target\":[9,0,1]},"
+                       "{\"id\":\"lost\",\"position\":[50,0,50],\"behavior\":\"idle\"},"
+                       "{\"id\":\"rock\",\"position\":[5,0,1.5],\"radius\":0.3}]}";
+    json_t *j = post_step("corridor", body, 200, NULL);
+    json_t *agents = json_object_get(j, "agents");
+    ck_assert_int_eq(json_array_size(agents), 3);
+
+    json_t *a = json_array_get(agents, 0);
+    ck_assert_str_eq(json_string_value(json_object_get(a, "id")), "orc-1");
+    /* from rest with max_accel 10 and dt 0.1 the speed is at most 1 m/s: the
+       agent moves at most 0.1 m along +x, staying at z = 1 */
+    json_t *pos = json_object_get(a, "position");
+    ck_assert(at(pos, 0) > 1.0 && at(pos, 0) <= 1.1 + 1e-6);
+    ck_assert_double_eq_tol(at(pos, 2), 1.0, 1e-6);
+    ck_assert_double_eq_tol(at(json_object_get(a, "velocity"), 0), 1.0, 1e-4);
+    ck_assert_double_eq_tol(at(json_object_get(a, "desired_velocity"), 0), 2.0, 1e-4);
+    json_t *corners = json_object_get(a, "corners");
+    ck_assert_int_ge(json_array_size(corners), 1);
+    ck_assert_double_eq_tol(at(json_array_get(corners, 0), 0), 9.0, 1e-4);
+    ck_assert_str_eq(json_string_value(json_object_get(a, "behavior")), "seek");
+    ck_assert(json_is_false(json_object_get(a, "avoiding")));
+    ck_assert(json_is_false(json_object_get(a, "arrived")));
+    ck_assert_int_eq(json_integer_value(json_object_get(a, "polygon")), 0);
+    ck_assert(json_is_null(json_object_get(a, "action")));
+
+    json_t *lost = json_array_get(agents, 1);
+    ck_assert_str_eq(json_string_value(json_object_get(lost, "id")), "lost");
+    json_t *err = json_object_get(lost, "error");
+    ck_assert_str_eq(json_string_value(json_object_get(err, "code")), "point_off_mesh");
+    ck_assert_ptr_nonnull(
+        strstr(json_string_value(json_object_get(err, "message")), "agents[1].position"));
+    ck_assert_ptr_null(json_object_get(lost, "position"));
+
+    /* default behaviour without a target: idle, stays where it is */
+    json_t *rock = json_array_get(agents, 2);
+    ck_assert_str_eq(json_string_value(json_object_get(rock, "behavior")), "idle");
+    ck_assert_double_eq_tol(at(json_object_get(rock, "position"), 0), 5.0, 1e-6);
+    json_decref(j);
+}
+END_TEST
+
+/* The same request twice: byte-identical bodies. */
+START_TEST(step_deterministic_bytes) {
+    const char *body = "{\"dt\":0.05,\"agents\":["
+                       "{\"id\":\"a\",\"position\":[1,0,1],\"behavior\":\"arrive\","
+                       "\"target\":[9,0,1.2],\"velocity\":[1,0,0.1]},"
+                       "{\"id\":\"b\",\"position\":[2,0,1.1],\"behavior\":\"wander\","
+                       "\"velocity\":[-1,0,0]},"
+                       "{\"id\":\"c\",\"position\":[8,0,1],\"behavior\":\"flee\","
+                       "\"threat\":[7,0,1]},"
+                       "{\"id\":\"d\",\"position\":[3,0,0.9],\"behavior\":\"pursue\","
+                       "\"target\":[9,0,1],\"target_velocity\":[0,0,0.5]}],"
+                       "\"obstacles\":[{\"position\":[5,0,1],\"velocity\":[0,0,0],"
+                       "\"radius\":0.4}]}";
+    th_response r1, r2;
+    json_decref(post_step("corridor", body, 200, &r1));
+    json_decref(post_step("corridor", body, 200, &r2));
+    ck_assert_uint_eq(r1.body_len, r2.body_len);
+    ck_assert_int_eq(memcmp(r1.body, r2.body, r1.body_len), 0);
+    th_response_free(&r1);
+    th_response_free(&r2);
+    /* "cache": false (fresh searches, independent of any history): same again */
+    char nocache[1400];
+    snprintf(nocache, sizeof nocache, "{\"cache\":false,%s", body + 1);
+    json_decref(post_step("corridor", nocache, 200, &r1));
+    json_decref(post_step("corridor", nocache, 200, &r2));
+    ck_assert_uint_eq(r1.body_len, r2.body_len);
+    ck_assert_int_eq(memcmp(r1.body, r2.body, r1.body_len), 0);
+    th_response_free(&r1);
+    th_response_free(&r2);
+}
+END_TEST
+
+START_TEST(step_field_errors) {
+    assert_error("corridor", "{\"agents\":[]}", 400, "bad_request", "dt is required");
+    assert_error("corridor", "{\"dt\":0,\"agents\":[]}", 400, "bad_request",
+                 "dt must be a finite number in (0, 1]");
+    assert_error("corridor", "{\"dt\":0.1}", 400, "bad_request", "agents must be an array");
+    assert_error("corridor",
+                 "{\"dt\":0.1,\"agents\":[{\"position\":[1,0,1]},"
+                 "{\"position\":[1,\"x\",1]}]}",
+                 400, "bad_request", "agents[1].position[1] is not a finite number");
+    assert_error("corridor", "{\"dt\":0.1,\"agents\":[{\"position\":[1,0,1],\"radius\":0}]}", 400,
+                 "bad_request", "agents[0].radius must be a finite number > 0");
+    assert_error("corridor",
+                 "{\"dt\":0.1,\"agents\":[{\"position\":[1,0,1],\"behavior\":\"dance\"}]}", 400,
+                 "bad_request", "agents[0].behavior must be one of");
+    assert_error("corridor",
+                 "{\"dt\":0.1,\"agents\":[{\"position\":[1,0,1],\"behavior\":\"seek\"}]}", 400,
+                 "bad_request", "agents[0].target is required");
+    assert_error("corridor", "{\"dt\":0.1,\"agents\":[],\"obstacles\":[{\"position\":[1,0,1]}]}",
+                 400, "bad_request", "obstacles[0].radius is required");
+    assert_error("corridor", "{\"dt\":0.1,\"agents\":[", 400, "invalid_json", "");
+    assert_error("nowhere", "{\"dt\":0.1,\"agents\":[]}", 404, "not_found", "");
+    /* --max-agents 4 */
+    assert_error("corridor",
+                 "{\"dt\":0.1,\"agents\":[{\"position\":[1,0,1]},{\"position\":[2,0,1]},"
+                 "{\"position\":[3,0,1]},{\"position\":[4,0,1]},{\"position\":[5,0,1]}]}",
+                 413, "payload_too_large", "at most 4");
+}
+END_TEST
+
+/* Seek across the link: at its start the agent gets the action
+   {"type": "jump", "start": [3.5,0,2], "end": [10.5,0,2]} and is not moved
+   across. The test feeds back position and velocity each tick. */
+START_TEST(step_link_action_closed_loop) {
+    double pos[3] = {1, 0, 2}, vel[3] = {0, 0, 0};
+    json_t *action = NULL;
+    for (int tick = 0; tick < 80 && !action; tick++) {
+        char body[512];
+        snprintf(body, sizeof body,
+                 "{\"dt\":0.1,\"agents\":[{\"id\":\"j\",\"position\":[%.9g,%.9g,%.9g],"
+                 "\"velocity\":[%.9g,%.9g,%.9g],\"radius\":0.3,\"max_speed\":3,"
+                 "\"behavior\":\"seek\",\"target\":[12,0,2]}]}",
+                 pos[0], pos[1], pos[2], vel[0], vel[1], vel[2]);
+        json_t *j = post_step("islands", body, 200, NULL);
+        json_t *a = json_array_get(json_object_get(j, "agents"), 0);
+        for (int k = 0; k < 3; k++) {
+            pos[k] = at(json_object_get(a, "position"), (size_t)k);
+            vel[k] = at(json_object_get(a, "velocity"), (size_t)k);
+        }
+        ck_assert(pos[0] <= 4.0 + 1e-6);
+        json_t *act = json_object_get(a, "action");
+        if (!json_is_null(act))
+            action = json_incref(act);
+        json_decref(j);
+    }
+    ck_assert_ptr_nonnull(action);
+    ck_assert_str_eq(json_string_value(json_object_get(action, "type")), "jump");
+    ck_assert_double_eq_tol(at(json_object_get(action, "start"), 0), 3.5, 1e-5);
+    ck_assert_double_eq_tol(at(json_object_get(action, "end"), 0), 10.5, 1e-5);
+    ck_assert(hypot(pos[0] - 3.5, pos[2] - 2) <= 0.5 + 1e-6);
+    json_decref(action);
+}
+END_TEST
+
+extern Suite *api_step_suite(void);
+Suite *api_step_suite(void) {
+    Suite *s = suite_create("api_step");
+    TCase *tc = tcase_create("step");
+    tcase_add_unchecked_fixture(tc, start_srv, stop_srv);
+    tcase_add_test(tc, step_shape_and_per_agent_error);
+    tcase_add_test(tc, step_deterministic_bytes);
+    tcase_add_test(tc, step_field_errors);
+    tcase_add_test(tc, step_link_action_closed_loop);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,936 @@
+/*
+ * check_nav_steer: the steering tick (nav_step) and the surface move
+ * (nav_move_along_surface).
+ *
+ * The closed-loop tests play the game server: each tick they feed the
+ * returned position and velocity back as the next input, and check
+ * properties along the whole run (never off the mesh, no overlap, no
+ * oscillation, progress) against references computed independently here
+ * (pairwise distances, nav_mesh_nearest, nav_find_path lengths). Expected
+ * points of the unit cases are derived by hand in the comments.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nav/nav_cache.h"
+#include "nav/nav_internal.h"
+#include "nav/nav_steer.h"
+#include "nav/nav_steer_internal.h"
+#include "tests/test_fixtures.h"
+
+#define DT 0.05f
+
+/* A corridor [0, len] x [0, width] of 2 m square cells at y = 0. */
+static nav_mesh *corridor(int len, int width) {
+    fx_builder *b = fx_new();
+    for (int x = 0; x < len; x += 2)
+        for (int z = 0; z < width; z += 2)
+            fx_quad(b, (float)x, (float)z, (float)x + 2, (float)z + 2, 0, 0);
+    return fx_build(b);
+}
+
+typedef struct sim {
+    const nav_mesh *m;
+    nav_steer *s;
+    nav_query *q;
+    nav_steer_params p;
+    nav_agent_in *in;
+    nav_agent_out *out;
+    nav_obstacle *obs;
+    nav_cache *cache; /* borrowed, may be NULL */
+    uint32_t n, nobs;
+} sim;
+
+static void sim_init(sim *w, const nav_mesh *m, uint32_t n, uint32_t nobs) {
+    memset(w, 0, sizeof *w);
+    w->m = m;
+    w->n = n;
+    w->nobs = nobs;
+    w->s = nav_steer_new(n, nobs > 0 ? nobs : 1);
+    w->q = nav_query_new(4096);
+    ck_assert_ptr_nonnull(w->s);
+    ck_assert_ptr_nonnull(w->q);
+    nav_steer_params_default(&w->p);
+    w->p.dt = DT;
+    w->in = calloc(n, sizeof *w->in);
+    w->out = calloc(n, sizeof *w->out);
+    w->obs = calloc(nobs > 0 ? nobs : 1, sizeof *w->obs);
+}
+
+static void sim_free(sim *w) {
+    nav_steer_free(w->s);
+    nav_query_free(w->q);
+    free(w->in);
+    free(w->out);
+    free(w->obs);
+}
+
+static nav_agent_in agent_at(float x, float z, nav_behavior b) {
+    nav_agent_in a;
+    memset(&a, 0, sizeof a);
+    a.pos[0] = x;
+    a.pos[2] = z;
+    a.radius = 0.3f;
+    a.max_speed = 2.0f;
+    a.max_accel = 8.0f;
+    a.behavior = b;
+    a.arrive_radius = 1.0f;
+    return a;
+}
+
+static void set_target(nav_agent_in *a, float x, float z) {
+    a->target[0] = x;
+    a->target[1] = 0;
+    a->target[2] = z;
+    a->has_target = true;
+}
+
+/* One tick, then the game feeds back position and velocity. */
+static void sim_tick(sim *w) {
+    nav_step_error err;
+    nav_status st =
+        nav_step(w->s, w->m, w->q, w->cache, &w->p, w->in, w->n, w->obs, w->nobs, w->out, &err);
+    ck_assert_msg(st == NAV_OK, "nav_step: %s", err.message);
+    for (uint32_t i = 0; i < w->n; i++) {
+        if (w->out[i].status != NAV_OK)
+            continue;
+        memcpy(w->in[i].pos, w->out[i].pos, sizeof w->in[i].pos);
+        memcpy(w->in[i].vel, w->out[i].vel, sizeof w->in[i].vel);
+    }
+    for (uint32_t k = 0; k < w->nobs; k++)
+        for (int c = 0; c < 3; c++)
+            w->obs[k].pos[c] += w->obs[k].vel[c] * w->p.dt;
+}
+
+static float dxz(const float *a, const float *b) {
+    return hypotf(a[0] - b[0], a[2] - b[2]);
+}
+
+/* Distance from p to the mesh (0 when on it), by the mesh's own nearest. */
+static float off_mesh_dist(const nav_mesh *m, const float *p) {
+    float ext[3] = {5, 5, 5}, q[3];
+    uint32_t poly;
+    if (nav_mesh_nearest(m, p, ext, 0, &poly, q) != NAV_OK)
+        return INFINITY;
+    return dxz(p, q);
+}
+
+/* ---- nav_move_along_surface, by hand ---- */
+
+START_TEST(move_inside_and_across_portals) {
+    /* corridor [0,10] x [0,2] of 2 m cells: polygons 0..4 along x */
+    nav_mesh *m = corridor(10, 2);
+    float s[3] = {1, 0, 1}, t[3] = {7.5f, 0, 1.5f}, out[3];
+    uint32_t poly;
+    /* the target is inside the mesh and the segment is clear: reached exactly,
+       in the cell [6,8] x [0,2] */
+    ck_assert_int_eq(nav_move_along_surface(m, 0, s, t, NULL, out, &poly), NAV_OK);
+    ck_assert_float_eq_tol(out[0], 7.5f, 1e-6f);
+    ck_assert_float_eq_tol(out[2], 1.5f, 1e-6f);
+    ck_assert_float_eq_tol(out[1], 0.0f, 1e-6f);
+    ck_assert(nav_mesh_poly_contains_xz(m, poly, 7.5f, 1.5f));
+    nav_mesh_free(m);
+}
+END_TEST
+
+START_TEST(move_slides_along_wall) {
+    nav_mesh *m = corridor(10, 2);
+    float out[3];
+    uint32_t poly;
+    /* From (5, 1) toward (6, 3): the wall z = 2 blocks; the closest point of
+       the corridor to (6, 3) is its projection on the wall, (6, 2): the
+       motion (1, 2) keeps its along-wall part (1, 0) and loses the rest
+       beyond the wall. */
+    float s[3] = {5, 0, 1}, t[3] = {6, 0, 3};
+    ck_assert_int_eq(nav_move_along_surface(m, 2, s, t, NULL, out, &poly), NAV_OK);
+    ck_assert_float_eq_tol(out[0], 6.0f, 1e-5f);
+    ck_assert_float_eq_tol(out[2], 2.0f, 1e-5f);
+    /* Toward (12, 0, 3), past the corridor's end corner (10, 2): the corner is
+       the closest point (both walls x = 10 and z = 2 block). */
+    float t2[3] = {12, 0, 3};
+    ck_assert_int_eq(nav_move_along_surface(m, 2, s, t2, NULL, out, &poly), NAV_OK);
+    ck_assert_float_eq_tol(out[0], 10.0f, 1e-5f);
+    ck_assert_float_eq_tol(out[2], 2.0f, 1e-5f);
+    ck_assert_uint_eq(poly, 4);
+    /* Straight into the wall z = 0 from (3, 0.5) to (3, -1): stops at (3, 0). */
+    float s3[3] = {3, 0, 0.5f}, t3[3] = {3, 0, -1};
+    ck_assert_int_eq(nav_move_along_surface(m, 1, s3, t3, NULL, out, &poly), NAV_OK);
+    ck_assert_float_eq_tol(out[0], 3.0f, 1e-5f);
+    ck_assert_float_eq_tol(out[2], 0.0f, 1e-5f);
+    nav_mesh_free(m);
+}
+END_TEST
+
+START_TEST(move_around_l_corner_clamps) {
+    /* L corridor: [0,10]x[0,2] then [8,10]x[2,10]. From (1,1) toward (12,1):
+       the end wall x = 10 stops the motion at (10, 1). From (9,5) toward
+       (5,5) (west, into the wall x = 8 of the vertical leg): (8, 5). */
+    nav_mesh *m = fx_l_corridor();
+    float out[3], ext[3] = {1, 1, 1};
+    uint32_t poly, sp;
+    float s[3] = {1, 0, 1}, t[3] = {12, 0, 1}, sn[3];
+    ck_assert_int_eq(nav_mesh_nearest(m, s, ext, 0, &sp, sn), NAV_OK);
+    ck_assert_int_eq(nav_move_along_surface(m, sp, s, t, NULL, out, &poly), NAV_OK);
+    ck_assert_float_eq_tol(out[0], 10.0f, 1e-5f);
+    ck_assert_float_eq_tol(out[2], 1.0f, 1e-5f);
+    float s2[3] = {9, 0, 5}, t2[3] = {5, 0, 5};
+    ck_assert_int_eq(nav_mesh_nearest(m, s2, ext, 0, &sp, sn), NAV_OK);
+    ck_assert_int_eq(nav_move_along_surface(m, sp, s2, t2, NULL, out, &poly), NAV_OK);
+    ck_assert_float_eq_tol(out[0], 8.0f, 1e-5f);
+    ck_assert_float_eq_tol(out[2], 5.0f, 1e-5f);
+    nav_mesh_free(m);
+}
+END_TEST
+
+START_TEST(move_follows_ramp_height) {
+    /* fx_bridge: the west ramp [5,10]x[4,6] rises from y = 0 at x = 5 to
+       y = 5 at x = 10, so at x = 8 the height is 5 * (8 - 5) / 5 = 3. */
+    nav_mesh *m = fx_bridge();
+    float s[3] = {6, 1, 5}, t[3] = {8, 0, 5}, out[3], ext[3] = {0.5f, 2, 0.5f}, sn[3];
+    uint32_t sp, poly;
+    ck_assert_int_eq(nav_mesh_nearest(m, s, ext, 0, &sp, sn), NAV_OK);
+    ck_assert_int_eq(nav_move_along_surface(m, sp, sn, t, NULL, out, &poly), NAV_OK);
+    ck_assert_float_eq_tol(out[0], 8.0f, 1e-5f);
+    ck_assert_float_eq_tol(out[1], 3.0f, 1e-4f);
+    nav_mesh_free(m);
+}
+END_TEST
+
+START_TEST(move_rejects_bad_input) {
+    nav_mesh *m = corridor(4, 2);
+    float s[3] = {1, 0, 1}, t[3] = {NAN, 0, 1}, out[3];
+    uint32_t poly;
+    ck_assert_int_eq(nav_move_along_surface(m, 0, s, t, NULL, out, &poly), NAV_E_INVALID_ARG);
+    ck_assert_uint_eq(poly, NAV_NONE);
+    ck_assert_int_eq(nav_move_along_surface(m, 99, s, s, NULL, out, &poly), NAV_E_INVALID_ARG);
+    ck_assert_int_eq(nav_move_along_surface(NULL, 0, s, s, NULL, out, &poly), NAV_E_INVALID_ARG);
+    nav_mesh_free(m);
+}
+END_TEST
+
+/* Property: on random meshes the move ends on the mesh, never farther from
+   the target than the start, and exactly at the target when a raycast (an
+   independent walk) says the straight segment is clear. */
+START_TEST(move_property_random_meshes) {
+    for (uint32_t seed = 1; seed <= 6; seed++) {
+        fx_random_opts o = fx_random_defaults();
+        nav_mesh *m = fx_random(seed, &o);
+        uint32_t rng = seed * 7919u;
+        float bmin[3], bmax[3];
+        nav_mesh_bounds(m, bmin, bmax);
+        uint32_t pbuf[256];
+        for (int k = 0; k < 150; k++) {
+            uint32_t p = fx_rand(&rng) % nav_mesh_polygon_count(m);
+            const float *c = &m->poly_centroid[3 * p];
+            float t[3] = {c[0] + (fx_randf(&rng) - 0.5f) * 8, c[1],
+                          c[2] + (fx_randf(&rng) - 0.5f) * 8};
+            float out[3];
+            uint32_t op;
+            ck_assert_int_eq(nav_move_along_surface(m, p, c, t, NULL, out, &op), NAV_OK);
+            ck_assert(nav_mesh_poly_contains_xz(m, op, out[0], out[2]) ||
+                      off_mesh_dist(m, out) < 1e-4f);
+            ck_assert(dxz(out, t) <= dxz(c, t) + 1e-4f);
+            nav_raycast_result rc;
+            memset(&rc, 0, sizeof rc);
+            rc.polys = pbuf;
+            rc.max_polys = 256;
+            if (nav_raycast(m, p, c, t, NULL, &rc) == NAV_OK && !rc.hit && rc.t >= 1.0f)
+                ck_assert_msg(dxz(out, t) < 1e-3f, "clear ray but move stopped %g short",
+                              (double)dxz(out, t));
+        }
+        nav_mesh_free(m);
+    }
+}
+END_TEST
+
+/* Property: the thin-box-first snap equals nav_mesh_nearest (the brute
+   reference: the full box) for random points on random meshes, including
+   ones with a bridge over a floor and points off the mesh. */
+START_TEST(snap_equals_nearest) {
+    for (uint32_t seed = 21; seed <= 24; seed++) {
+        fx_random_opts o = fx_random_defaults();
+        o.bridge = seed & 1;
+        o.triangulate = 1;
+        nav_mesh *m = fx_random(seed, &o);
+        float bmin[3], bmax[3];
+        nav_mesh_bounds(m, bmin, bmax);
+        uint32_t rng = seed * 40503u;
+        float ext[3] = {2, 4, 2};
+        for (int k = 0; k < 400; k++) {
+            float p[3] = {bmin[0] - 2 + fx_randf(&rng) * (bmax[0] - bmin[0] + 4),
+                          bmin[1] - 1 + fx_randf(&rng) * (bmax[1] - bmin[1] + 6),
+                          bmin[2] - 2 + fx_randf(&rng) * (bmax[2] - bmin[2] + 4)};
+            uint32_t pa, pb;
+            float qa[3], qb[3];
+            nav_status sa = steer_snap(m, p, ext, 0, &pa, qa);
+            nav_status sb = nav_mesh_nearest(m, p, ext, 0, &pb, qb);
+            ck_assert_int_eq(sa, sb);
+            ck_assert_uint_eq(pa, pb);
+            ck_assert_int_eq(memcmp(qa, qb, sizeof qa), 0);
+        }
+        nav_mesh_free(m);
+    }
+}
+END_TEST
+
+/* ---- steering, closed loops ---- */
+
+/* A 20 x 6 corridor (x in [10, 30], z in [0, 6]) between two 10 x 18 rooms
+   (x in [0, 10] and [30, 40], z in [-6, 12]), 2 m cells. */
+static nav_mesh *rooms_and_corridor(void) {
+    fx_builder *b = fx_new();
+    for (int x = 0; x < 40; x += 2)
+        for (int z = -6; z < 12; z += 2)
+            if (x < 10 || x >= 30 || (z >= 0 && z < 6))
+                fx_quad(b, (float)x, (float)z, (float)x + 2, (float)z + 2, 0, 0);
+    return fx_build(b);
+}
+
+/* 50 agents, two groups of 25 (5 x 5 blocks, 1 m apart, radius 0.3) start
+   in opposite rooms and cross the corridor in opposite directions to spots
+   2 m x 3 m apart in the other room (spread out, so that no late agent has
+   to squeeze between agents already standing on their spots). */
+START_TEST(crowd_crossing_corridor) {
+    nav_mesh *m = rooms_and_corridor();
+    sim w;
+    sim_init(&w, m, 50, 0);
+    for (uint32_t i = 0; i < 50; i++) {
+        uint32_t g = i / 25, r = (i % 25) / 5, c = i % 5;
+        float x = g == 0 ? 3.0f + (float)c : 33.0f + (float)c;
+        w.in[i] = agent_at(x, 1.0f + (float)r, NAV_BEHAVIOR_ARRIVE);
+        set_target(&w.in[i], (g == 0 ? 31.0f : 1.0f) + 2.0f * (float)c, -4.0f + 3.0f * (float)r);
+    }
+    float min_gap = INFINITY, max_off = 0.0f;
+    int done_tick = -1;
+    /* bound: the longest trip is about 40 m, 400 ticks of 0.05 s at 2 m/s;
+       allow 3x for the meeting in the corridor */
+    for (int tick = 0; tick < 1200 && done_tick < 0; tick++) {
+        sim_tick(&w);
+        bool all = true;
+        for (uint32_t i = 0; i < 50; i++) {
+            ck_assert_int_eq(w.out[i].status, NAV_OK);
+            float off = off_mesh_dist(m, w.out[i].pos);
+            if (off > max_off)
+                max_off = off;
+            for (uint32_t j = i + 1; j < 50; j++) {
+                float gap = dxz(w.out[i].pos, w.out[j].pos) - w.in[i].radius - w.in[j].radius;
+                if (gap < min_gap)
+                    min_gap = gap;
+            }
+            all = all && w.out[i].arrived;
+        }
+        if (all)
+            done_tick = tick;
+    }
+    ck_assert_msg(done_tick >= 0, "not all agents arrived");
+    ck_assert_msg(max_off < 1e-4f, "left the mesh by %g", (double)max_off);
+    ck_assert_msg(min_gap > -0.05f, "agents overlapped by %g", (double)-min_gap);
+    for (uint32_t i = 0; i < 50; i++)
+        ck_assert(dxz(w.in[i].pos, w.in[i].target) <= w.p.arrive_tolerance + 1e-4f);
+    sim_free(&w);
+    nav_mesh_free(m);
+}
+END_TEST
+
+/* Arrive: after entering arrive_radius the speed never increases, the agent
+   never passes the target, and it stops within the tolerance. */
+START_TEST(arrive_stops_without_oscillation) {
+    nav_mesh *m = corridor(40, 6);
+    sim w;
+    sim_init(&w, m, 1, 0);
+    w.in[0] = agent_at(2, 3, NAV_BEHAVIOR_ARRIVE);
+    w.in[0].max_speed = 3.5f;
+    w.in[0].arrive_radius = 2.0f;
+    set_target(&w.in[0], 30, 3);
+    float prev_speed = INFINITY;
+    bool inside = false, arrived = false;
+    for (int tick = 0; tick < 600 && !arrived; tick++) {
+        sim_tick(&w);
+        float d = dxz(w.out[0].pos, w.in[0].target);
+        float sp = hypotf(w.out[0].vel[0], w.out[0].vel[2]);
+        ck_assert_msg(w.out[0].pos[0] <= 30.0f + 1e-4f, "overshot to x = %g",
+                      (double)w.out[0].pos[0]);
+        if (inside)
+            ck_assert_msg(sp <= prev_speed + 1e-5f, "speed rose %g -> %g at tick %d",
+                          (double)prev_speed, (double)sp, tick);
+        if (d <= w.in[0].arrive_radius)
+            inside = true;
+        prev_speed = sp;
+        arrived = w.out[0].arrived;
+    }
+    ck_assert(arrived);
+    ck_assert(dxz(w.out[0].pos, w.in[0].target) <= w.p.arrive_tolerance);
+    /* arrived and fed back: stays put, speed 0 */
+    sim_tick(&w);
+    ck_assert(w.out[0].arrived);
+    ck_assert_float_eq_tol(hypotf(w.out[0].vel[0], w.out[0].vel[2]), 0.0f, 1e-3f);
+    sim_free(&w);
+    nav_mesh_free(m);
+}
+END_TEST
+
+/* Zig-zag (U corridor): the remaining path length to the goal, measured by an
+   independent nav_find_path each tick, never increases. */
+START_TEST(zigzag_progress_never_backwards) {
+    nav_mesh *m = fx_u_corridor();
+    sim w;
+    sim_init(&w, m, 1, 0);
+    w.in[0] = agent_at(1, 1, NAV_BEHAVIOR_ARRIVE);
+    w.in[0].max_speed = 3.0f;
+    set_target(&w.in[0], 9, 1);
+    nav_query *q = nav_query_new(4096);
+    float corners[3 * 64];
+    uint32_t polys[256];
+    double prev = INFINITY;
+    bool arrived = false;
+    for (int tick = 0; tick < 800 && !arrived; tick++) {
+        sim_tick(&w);
+        nav_path_request req;
+        memset(&req, 0, sizeof req);
+        memcpy(req.start, w.out[0].pos, sizeof req.start);
+        memcpy(req.end, w.in[0].target, sizeof req.end);
+        req.extents[0] = req.extents[2] = 2;
+        req.extents[1] = 4;
+        nav_path_result res;
+        memset(&res, 0, sizeof res);
+        res.corners = corners;
+        res.max_corners = 64;
+        res.polys = polys;
+        res.max_polys = 256;
+        ck_assert_int_eq(nav_find_path(q, m, &req, &res), NAV_OK);
+        ck_assert_msg(res.length <= prev + 1e-4, "went backwards: %g -> %g at tick %d", prev,
+                      res.length, tick);
+        prev = res.length;
+        ck_assert(w.out[0].ncorners >= 1 || w.out[0].arrived);
+        arrived = w.out[0].arrived;
+    }
+    ck_assert(arrived);
+    nav_query_free(q);
+    sim_free(&w);
+    nav_mesh_free(m);
+}
+END_TEST
+
+/* Flee along a corridor: the distance to the threat grows every tick until
+   the agent is blocked by the corridor's end. */
+START_TEST(flee_gains_distance_until_blocked) {
+    nav_mesh *m = corridor(40, 6);
+    sim w;
+    sim_init(&w, m, 1, 0);
+    w.in[0] = agent_at(12, 3, NAV_BEHAVIOR_FLEE);
+    float threat[3] = {10, 0, 3};
+    memcpy(w.in[0].threat, threat, sizeof threat);
+    w.in[0].has_threat = true;
+    float prev = dxz(w.in[0].pos, threat);
+    bool blocked = false;
+    for (int tick = 0; tick < 600; tick++) {
+        sim_tick(&w);
+        float d = dxz(w.out[0].pos, threat);
+        if (d <= prev + 1e-5f) {
+            blocked = true;
+            /* blocked: at the far end wall x = 40 */
+            ck_assert_msg(w.out[0].pos[0] > 39.0f, "stopped gaining at x = %g",
+                          (double)w.out[0].pos[0]);
+            break;
+        }
+        prev = d;
+    }
+    ck_assert(blocked);
+    ck_assert(off_mesh_dist(m, w.out[0].pos) < 1e-4f);
+    sim_free(&w);
+    nav_mesh_free(m);
+}
+END_TEST
+
+/* Flee when "straight away" is a wall: the agent at (20, 5.5) flees a threat
+   at (20, 3), i.e. toward the wall z = 6; it must pick a direction with room
+   (along the corridor) and keep gaining instead of pinning into the wall. */
+START_TEST(flee_not_pinned_to_wall) {
+    nav_mesh *m = corridor(40, 6);
+    sim w;
+    sim_init(&w, m, 1, 0);
+    w.in[0] = agent_at(20, 5.5f, NAV_BEHAVIOR_FLEE);
+    float threat[3] = {20, 0, 3};
+    memcpy(w.in[0].threat, threat, sizeof threat);
+    w.in[0].has_threat = true;
+    float d0 = dxz(w.in[0].pos, threat);
+    for (int tick = 0; tick < 60; tick++)
+        sim_tick(&w);
+    /* 3 s at up to 2 m/s: well over 2 m gained along the corridor */
+    ck_assert_msg(dxz(w.out[0].pos, threat) > d0 + 2.0f, "gained only %g",
+                  (double)(dxz(w.out[0].pos, threat) - d0));
+    sim_free(&w);
+    nav_mesh_free(m);
+}
+END_TEST
+
+/* Hide: obstacle at (10, 10) radius 1, threat at (3, 10): the hiding spot is
+   (10, 10) + (1, 0) * (1 + 0.3 + 0.2) = (11.5, 10). The agent ends there, and
+   the segment threat -> agent crosses the obstacle circle. */
+START_TEST(hide_behind_obstacle) {
+    fx_builder *b = fx_new();
+    fx_quad(b, 0, 0, 20, 20, 0, 0);
+    nav_mesh *m = fx_build(b);
+    sim w;
+    sim_init(&w, m, 1, 1);
+    w.in[0] = agent_at(12, 4, NAV_BEHAVIOR_HIDE);
+    float threat[3] = {3, 0, 10};
+    memcpy(w.in[0].threat, threat, sizeof threat);
+    w.in[0].has_threat = true;
+    w.obs[0].pos[0] = 10;
+    w.obs[0].pos[2] = 10;
+    w.obs[0].radius = 1;
+    bool arrived = false;
+    for (int tick = 0; tick < 400 && !arrived; tick++) {
+        sim_tick(&w);
+        ck_assert_int_eq(
+            w.out[0].behavior == NAV_BEHAVIOR_HIDE || w.out[0].behavior == NAV_BEHAVIOR_AVOID, 1);
+        arrived = w.out[0].arrived;
+    }
+    ck_assert(arrived);
+    ck_assert_float_eq_tol(w.out[0].pos[0], 11.5f, 0.06f);
+    ck_assert_float_eq_tol(w.out[0].pos[2], 10.0f, 0.06f);
+    /* distance from the obstacle centre to the segment threat -> agent */
+    float sx = w.out[0].pos[0] - threat[0], sz = w.out[0].pos[2] - threat[2];
+    float t = ((10 - threat[0]) * sx + (10 - threat[2]) * sz) / (sx * sx + sz * sz);
+    float cx = threat[0] + sx * t - 10, cz = threat[2] + sz * t - 10;
+    ck_assert(t > 0 && t < 1 && hypotf(cx, cz) < 1.0f);
+    sim_free(&w);
+    nav_mesh_free(m);
+}
+END_TEST
+
+/* Ticks until an agent with behaviour b catches a target crossing the field. */
+static int ticks_to_catch(const nav_mesh *m, nav_behavior b) {
+    sim w;
+    sim_init(&w, m, 1, 0);
+    w.in[0] = agent_at(5, 5, b);
+    w.in[0].max_speed = 3.0f;
+    float tp[3] = {5, 0, 25}, tv[3] = {1.5f, 0, 0};
+    int caught = -1;
+    for (int tick = 0; tick < 1000 && caught < 0; tick++) {
+        set_target(&w.in[0], tp[0], tp[2]);
+        memcpy(w.in[0].target_vel, tv, sizeof tv);
+        w.in[0].has_target_vel = true;
+        sim_tick(&w);
+        tp[0] += tv[0] * DT;
+        if (dxz(w.out[0].pos, tp) <= 0.5f)
+            caught = tick;
+    }
+    sim_free(&w);
+    return caught;
+}
+
+START_TEST(pursue_beats_seek) {
+    fx_builder *b = fx_new();
+    fx_quad(b, 0, 0, 40, 30, 0, 0);
+    nav_mesh *m = fx_build(b);
+    int seek = ticks_to_catch(m, NAV_BEHAVIOR_SEEK);
+    int pursue = ticks_to_catch(m, NAV_BEHAVIOR_PURSUE);
+    ck_assert_int_ge(seek, 0);
+    ck_assert_int_ge(pursue, 0);
+    ck_assert_msg(pursue < seek, "pursue %d ticks, seek %d", pursue, seek);
+    nav_mesh_free(m);
+}
+END_TEST
+
+/* A crate (obstacle radius 0.8) in the middle of a 4 m corridor, right on
+   the agent's straight path: the agent goes around, never through it. */
+START_TEST(crate_is_passed_around) {
+    nav_mesh *m = corridor(20, 4);
+    sim w;
+    sim_init(&w, m, 1, 1);
+    w.in[0] = agent_at(2, 2, NAV_BEHAVIOR_ARRIVE);
+    set_target(&w.in[0], 18, 2);
+    w.obs[0].pos[0] = 10;
+    w.obs[0].pos[2] = 2;
+    w.obs[0].radius = 0.8f;
+    bool arrived = false, avoided = false;
+    float min_gap = INFINITY;
+    for (int tick = 0; tick < 800 && !arrived; tick++) {
+        sim_tick(&w);
+        float gap = dxz(w.out[0].pos, w.obs[0].pos) - 0.8f - 0.3f;
+        if (gap < min_gap)
+            min_gap = gap;
+        avoided = avoided || w.out[0].avoiding;
+        arrived = w.out[0].arrived;
+    }
+    ck_assert(arrived);
+    ck_assert(avoided);
+    ck_assert_msg(min_gap > -0.02f, "went through the crate by %g", (double)-min_gap);
+    sim_free(&w);
+    nav_mesh_free(m);
+}
+END_TEST
+
+/* An agent that cannot steer (max_accel 0) moving at (2, 0, 2) from
+   (5, 1.9) in a corridor [0,10]x[0,2] for dt = 0.1: the free move would end at
+   (5.2, 2.1), beyond the wall z = 2; sliding keeps the along-wall part, so it
+   ends at (5.2, 2.0), and the reported velocity is what was made:
+   ((5.2 - 5) / 0.1, (2.0 - 1.9) / 0.1) = (2, 1). */
+START_TEST(pressed_against_wall_slides) {
+    nav_mesh *m = corridor(10, 2);
+    sim w;
+    sim_init(&w, m, 1, 0);
+    w.p.dt = 0.1f;
+    w.in[0] = agent_at(5, 1.9f, NAV_BEHAVIOR_IDLE);
+    w.in[0].max_accel = 0;
+    w.in[0].max_speed = 3;
+    w.in[0].vel[0] = 2;
+    w.in[0].vel[2] = 2;
+    sim_tick(&w);
+    ck_assert_float_eq_tol(w.out[0].pos[0], 5.2f, 1e-4f);
+    ck_assert_float_eq_tol(w.out[0].pos[2], 2.0f, 1e-4f);
+    ck_assert_float_eq_tol(w.out[0].vel[0], 2.0f, 1e-3f);
+    ck_assert_float_eq_tol(w.out[0].vel[2], 1.0f, 1e-3f);
+    /* and it keeps sliding along the wall on the next ticks */
+    for (int k = 0; k < 5; k++)
+        sim_tick(&w);
+    ck_assert(w.out[0].pos[0] > 5.5f);
+    ck_assert_float_eq_tol(w.out[0].pos[2], 2.0f, 1e-4f);
+    sim_free(&w);
+    nav_mesh_free(m);
+}
+END_TEST
+
+/* Two islands [0,4]x[0,4] and [10,14]x[0,4] joined by a one-way jump link
+   (3.5, 2) -> (10.5, 2), radius 0.5. An agent at (1, 2) seeking (12, 2)
+   walks to the link's start, gets the action there and is never moved
+   across the gap. */
+START_TEST(link_yields_action) {
+    fx_builder *b = fx_new();
+    fx_quad(b, 0, 0, 4, 4, 0, 0);
+    fx_quad(b, 10, 0, 14, 4, 0, 0);
+    float ls[3] = {3.5f, 0, 2}, le[3] = {10.5f, 0, 2};
+    fx_link(b, ls, le, 0.5f, 0, 0, "jump");
+    nav_mesh *m = fx_build(b);
+    sim w;
+    sim_init(&w, m, 1, 0);
+    w.in[0] = agent_at(1, 2, NAV_BEHAVIOR_SEEK);
+    set_target(&w.in[0], 12, 2);
+    bool action = false;
+    for (int tick = 0; tick < 200 && !action; tick++) {
+        sim_tick(&w);
+        ck_assert(w.out[0].pos[0] <= 4.0f + 1e-4f);
+        if (tick == 0) {
+            ck_assert_uint_ge(w.out[0].ncorners, 2);
+            ck_assert_float_eq_tol(w.out[0].corners[0][0], 3.5f, 1e-3f);
+            ck_assert_float_eq_tol(w.out[0].corners[1][0], 10.5f, 1e-3f);
+        }
+        action = w.out[0].has_action;
+    }
+    ck_assert(action);
+    ck_assert_str_eq(w.out[0].action.kind, "jump");
+    ck_assert_float_eq_tol(w.out[0].action.start[0], 3.5f, 1e-4f);
+    ck_assert_float_eq_tol(w.out[0].action.end[0], 10.5f, 1e-4f);
+    ck_assert(dxz(w.out[0].pos, ls) <= 0.5f + 1e-4f);
+    sim_free(&w);
+    nav_mesh_free(m);
+}
+END_TEST
+
+/* A mixed crowd run twice with separate scratch: bit-identical outputs. */
+static void run_mixed(const nav_mesh *m, nav_cache *cache, nav_agent_out *save, int ticks) {
+    sim w;
+    sim_init(&w, m, 40, 2);
+    w.cache = cache;
+    static char ids[40][8];
+    for (uint32_t i = 0; i < 40; i++) {
+        nav_behavior bs[] = {NAV_BEHAVIOR_ARRIVE, NAV_BEHAVIOR_SEEK,   NAV_BEHAVIOR_WANDER,
+                             NAV_BEHAVIOR_FLEE,   NAV_BEHAVIOR_PURSUE, NAV_BEHAVIOR_HIDE,
+                             NAV_BEHAVIOR_EVADE,  NAV_BEHAVIOR_IDLE};
+        w.in[i] = agent_at(1.0f + (float)(i % 10) * 3.5f, 1.0f + (float)(i / 10) * 1.3f, bs[i % 8]);
+        snprintf(ids[i], sizeof ids[i], "a%u", (unsigned)i);
+        w.in[i].id = ids[i];
+        set_target(&w.in[i], 39.0f - (float)(i % 10) * 3.5f, 5.0f - (float)(i / 10) * 1.3f);
+        w.in[i].target_vel[0] = 0.5f;
+        w.in[i].has_target_vel = true;
+        w.in[i].threat[0] = 20;
+        w.in[i].threat[2] = 3;
+        w.in[i].has_threat = (i % 3) == 0;
+    }
+    w.obs[0].pos[0] = 15;
+    w.obs[0].pos[2] = 3;
+    w.obs[0].radius = 0.7f;
+    w.obs[1].pos[0] = 25;
+    w.obs[1].pos[2] = 2;
+    w.obs[1].vel[2] = 0.2f;
+    w.obs[1].radius = 0.5f;
+    for (int t = 0; t < ticks; t++) {
+        sim_tick(&w);
+        memcpy(save + (size_t)t * 40, w.out, 40 * sizeof *w.out);
+    }
+    sim_free(&w);
+}
+
+START_TEST(determinism_bit_identical) {
+    nav_mesh *m = corridor(40, 6);
+    int ticks = 60;
+    nav_agent_out *a = calloc((size_t)ticks * 40, sizeof *a);
+    nav_agent_out *b = calloc((size_t)ticks * 40, sizeof *b);
+    run_mixed(m, NULL, a, ticks);
+    run_mixed(m, NULL, b, ticks);
+    ck_assert_int_eq(memcmp(a, b, (size_t)ticks * 40 * sizeof *a), 0);
+    /* through a path cache: two cold caches fed the same ticks hold the same
+       corridors, so the runs are bit-identical too (a warm cache may reuse
+       another valid corridor for a pair: see nav_step) */
+    nav_cache *c = nav_cache_new((size_t)1 << 20, 4);
+    nav_cache *c2 = nav_cache_new((size_t)1 << 20, 4);
+    nav_agent_out *d = calloc((size_t)ticks * 40, sizeof *d);
+    run_mixed(m, c, b, ticks);
+    run_mixed(m, c2, d, ticks);
+    ck_assert_int_eq(memcmp(b, d, (size_t)ticks * 40 * sizeof *b), 0);
+    free(d);
+    nav_cache_free(c2);
+    nav_cache_stats cs;
+    nav_cache_stats_get(c, &cs);
+    ck_assert_uint_gt(cs.misses, 0); /* the cache was consulted */
+    nav_cache_free(c);
+    /* and the run is not trivially still */
+    ck_assert(dxz(a[0].pos, a[(size_t)(ticks - 1) * 40].pos) > 0.5f);
+    free(a);
+    free(b);
+    nav_mesh_free(m);
+}
+END_TEST
+
+START_TEST(invalid_params_rejected) {
+    nav_mesh *m = corridor(10, 2);
+    sim w;
+    sim_init(&w, m, 4, 1);
+    for (uint32_t i = 0; i < 4; i++) {
+        w.in[i] = agent_at(1.0f + 2.0f * (float)i, 1, NAV_BEHAVIOR_SEEK);
+        set_target(&w.in[i], 9, 1);
+    }
+    nav_step_error err;
+    nav_status st;
+#define STEP() nav_step(w.s, m, w.q, NULL, &w.p, w.in, 4, w.obs, 0, w.out, &err)
+    w.p.dt = 0;
+    ck_assert_int_eq(STEP(), NAV_E_INVALID_ARG);
+    ck_assert_int_eq(err.field, NAV_STEP_FIELD_DT);
+    ck_assert_str_eq(err.message, "dt must be a finite number in (0, 1]");
+    w.p.dt = 1.5f;
+    ck_assert_int_eq(STEP(), NAV_E_INVALID_ARG);
+    w.p.dt = NAN;
+    ck_assert_int_eq(STEP(), NAV_E_INVALID_ARG);
+    w.p.dt = DT;
+    ck_assert_int_eq(STEP(), NAV_OK);
+
+    w.in[3].pos[1] = INFINITY;
+    ck_assert_int_eq(STEP(), NAV_E_INVALID_ARG);
+    ck_assert_int_eq(err.agent, 3);
+    ck_assert_int_eq(err.field, NAV_STEP_FIELD_POSITION);
+    ck_assert_int_eq(err.component, 1);
+    ck_assert_str_eq(err.message, "agents[3].position[1] is not a finite number");
+    w.in[3].pos[1] = 0;
+
+    w.in[2].radius = 0;
+    ck_assert_int_eq(STEP(), NAV_E_INVALID_ARG);
+    ck_assert_int_eq(err.agent, 2);
+    ck_assert_int_eq(err.field, NAV_STEP_FIELD_RADIUS);
+    w.in[2].radius = 0.3f;
+    w.in[1].max_speed = -1;
+    ck_assert_int_eq(STEP(), NAV_E_INVALID_ARG);
+    ck_assert_int_eq(err.field, NAV_STEP_FIELD_MAX_SPEED);
+    w.in[1].max_speed = 2;
+    w.in[1].max_accel = NAN;
+    ck_assert_int_eq(STEP(), NAV_E_INVALID_ARG);
+    ck_assert_int_eq(err.field, NAV_STEP_FIELD_MAX_ACCEL);
+    w.in[1].max_accel = 8;
+    w.in[0].behavior = NAV_BEHAVIOR_AVOID; /* output only */
+    ck_assert_int_eq(STEP(), NAV_E_INVALID_ARG);
+    ck_assert_int_eq(err.field, NAV_STEP_FIELD_BEHAVIOR);
+    w.in[0].behavior = NAV_BEHAVIOR_SEEK;
+    w.in[0].has_target = false;
+    ck_assert_int_eq(STEP(), NAV_E_INVALID_ARG);
+    ck_assert_int_eq(err.field, NAV_STEP_FIELD_TARGET);
+    w.in[0].has_target = true;
+
+    w.obs[0].radius = -1;
+    st = nav_step(w.s, m, w.q, NULL, &w.p, w.in, 4, w.obs, 1, w.out, &err);
+    ck_assert_int_eq(st, NAV_E_INVALID_ARG);
+    ck_assert_int_eq(err.obstacle, 0);
+    ck_assert_str_eq(err.message, "obstacles[0].radius must be a finite number > 0");
+    w.obs[0].radius = 1;
+
+    /* more agents than the scratch holds */
+    nav_steer *small = nav_steer_new(2, 1);
+    st = nav_step(small, m, w.q, NULL, &w.p, w.in, 4, w.obs, 0, w.out, &err);
+    ck_assert_int_eq(st, NAV_E_LIMIT);
+    nav_steer_free(small);
+    ck_assert_ptr_null(nav_steer_new(0, 1));
+#undef STEP
+    sim_free(&w);
+    nav_mesh_free(m);
+}
+END_TEST
+
+/* One agent far off the mesh, one whose target is off the mesh: each gets
+   its own error; the others are answered. */
+START_TEST(off_mesh_agent_gets_own_error) {
+    nav_mesh *m = corridor(10, 2);
+    sim w;
+    sim_init(&w, m, 3, 1);
+    w.in[0] = agent_at(1, 1, NAV_BEHAVIOR_SEEK);
+    set_target(&w.in[0], 9, 1);
+    w.in[1] = agent_at(50, 50, NAV_BEHAVIOR_SEEK);
+    set_target(&w.in[1], 9, 1);
+    w.in[2] = agent_at(5, 1, NAV_BEHAVIOR_SEEK);
+    set_target(&w.in[2], 90, 1);
+    nav_step_error err;
+    ck_assert_int_eq(nav_step(w.s, m, w.q, NULL, &w.p, w.in, 3, w.obs, 0, w.out, &err), NAV_OK);
+    ck_assert_int_eq(w.out[0].status, NAV_OK);
+    ck_assert(w.out[0].pos[0] > 1.0f);
+    ck_assert_int_eq(w.out[1].status, NAV_E_OFF_MESH);
+    ck_assert_int_eq(w.out[1].error_field, NAV_STEP_FIELD_POSITION);
+    ck_assert_int_eq(w.out[2].status, NAV_E_OFF_MESH);
+    ck_assert_int_eq(w.out[2].error_field, NAV_STEP_FIELD_TARGET);
+    sim_free(&w);
+    nav_mesh_free(m);
+}
+END_TEST
+
+/* Property, on random meshes (holes, triangles, collinear runs): a mixed
+   crowd never leaves the mesh (the mesh's own nearest point is where the
+   agent is), never produces a non-finite number, and never exceeds its
+   max_speed, whatever the behaviours do. */
+START_TEST(property_random_meshes_stay_on_mesh) {
+    for (uint32_t seed = 11; seed <= 13; seed++) {
+        fx_random_opts o = fx_random_defaults();
+        o.merge_runs = 1;
+        o.triangulate = 1;
+        nav_mesh *m = fx_random(seed, &o);
+        sim w;
+        sim_init(&w, m, 24, 1);
+        uint32_t rng = seed * 2654435761u;
+        static char ids[24][8];
+        for (uint32_t i = 0; i < 24; i++) {
+            uint32_t p = fx_rand(&rng) % nav_mesh_polygon_count(m);
+            uint32_t t = fx_rand(&rng) % nav_mesh_polygon_count(m);
+            const float *c = &m->poly_centroid[3 * p], *tc = &m->poly_centroid[3 * t];
+            w.in[i] = agent_at(c[0], c[2], (nav_behavior)(1 + i % 7));
+            w.in[i].pos[1] = c[1];
+            snprintf(ids[i], sizeof ids[i], "r%u", (unsigned)i);
+            w.in[i].id = ids[i];
+            w.in[i].max_speed = 1.0f + fx_randf(&rng) * 3.0f;
+            memcpy(w.in[i].target, tc, sizeof w.in[i].target);
+            w.in[i].has_target = nav_mesh_reachable(m, p, t);
+            if (!w.in[i].has_target)
+                w.in[i].behavior = NAV_BEHAVIOR_WANDER;
+        }
+        const float *oc = &m->poly_centroid[0];
+        memcpy(w.obs[0].pos, oc, sizeof w.obs[0].pos);
+        w.obs[0].radius = 0.5f;
+        /* with a path cache (and so the corridor memo) */
+        nav_cache *cache = nav_cache_new((size_t)1 << 20, 4);
+        w.cache = cache;
+        uint32_t rbuf[256];
+        for (int tick = 0; tick < 120; tick++) {
+            float before[24][3];
+            for (uint32_t i = 0; i < 24; i++)
+                memcpy(before[i], w.in[i].pos, sizeof before[i]);
+            sim_tick(&w);
+            for (uint32_t i = 0; i < 24; i++) {
+                const nav_agent_out *a = &w.out[i];
+                /* the corner steered at is in sight from where the agent stood
+                   (independent check: a raycast from its snapped position) */
+                if (a->ncorners > 0) {
+                    uint32_t sp;
+                    float sn[3], ext[3] = {2, 4, 2};
+                    ck_assert_int_eq(nav_mesh_nearest(m, before[i], ext, 0, &sp, sn), NAV_OK);
+                    nav_raycast_result rc;
+                    memset(&rc, 0, sizeof rc);
+                    rc.polys = rbuf;
+                    rc.max_polys = 256;
+                    ck_assert_int_eq(nav_raycast(m, sp, sn, a->corners[0], NULL, &rc), NAV_OK);
+                    float gap = (1.0f - rc.t) * dxz(sn, a->corners[0]);
+                    ck_assert_msg(!rc.hit || gap < 1e-3f,
+                                  "seed %u agent %u: corner A hidden %g m before it",
+                                  (unsigned)seed, (unsigned)i, (double)gap);
+                }
+                ck_assert_int_eq(a->status, NAV_OK);
+                for (int k = 0; k < 3; k++)
+                    ck_assert(isfinite(a->pos[k]) && isfinite(a->vel[k]));
+                ck_assert_msg(off_mesh_dist(m, a->pos) < 1e-3f, "seed %u agent %u off by %g",
+                              (unsigned)seed, (unsigned)i, (double)off_mesh_dist(m, a->pos));
+                ck_assert(nav_mesh_poly_contains_xz(m, a->poly, a->pos[0], a->pos[2]) ||
+                          off_mesh_dist(m, a->pos) < 1e-4f);
+                ck_assert(hypotf(a->vel[0], a->vel[2]) <= w.in[i].max_speed * 1.0001f + 1e-4f);
+            }
+        }
+        sim_free(&w);
+        nav_cache_free(cache);
+        nav_mesh_free(m);
+    }
+}
+END_TEST
+
+START_TEST(names_and_parse) {
+    nav_behavior b;
+    ck_assert(nav_behavior_parse("arrive", 6, &b));
+    ck_assert_int_eq(b, NAV_BEHAVIOR_ARRIVE);
+    ck_assert(nav_behavior_parse("hide", 4, &b));
+    ck_assert_int_eq(b, NAV_BEHAVIOR_HIDE);
+    ck_assert(!nav_behavior_parse("avoid", 5, &b));
+    ck_assert(!nav_behavior_parse("arriv", 5, &b));
+    ck_assert_str_eq(nav_behavior_name(NAV_BEHAVIOR_AVOID), "avoid");
+    ck_assert_str_eq(nav_behavior_name((nav_behavior)99), "?");
+    ck_assert_str_eq(nav_step_field_name(NAV_STEP_FIELD_TARGET_VELOCITY), "target_velocity");
+}
+END_TEST
+
+/* Alone in a corridor, nothing to avoid: the velocity is the behaviour's. */
+START_TEST(alone_no_avoidance) {
+    nav_mesh *m = corridor(20, 4);
+    sim w;
+    sim_init(&w, m, 1, 0);
+    w.in[0] = agent_at(2, 2, NAV_BEHAVIOR_SEEK);
+    set_target(&w.in[0], 18, 2);
+    for (int t = 0; t < 20; t++) {
+        sim_tick(&w);
+        ck_assert(!w.out[0].avoiding);
+        ck_assert_int_eq(w.out[0].behavior, NAV_BEHAVIOR_SEEK);
+    }
+    /* after 1 s at 8 m/s^2 up to 2 m/s the agent moves at full speed along +x */
+    ck_assert_float_eq_tol(w.out[0].vel[0], 2.0f, 1e-4f);
+    ck_assert_float_eq_tol(w.out[0].vel[2], 0.0f, 1e-4f);
+    sim_free(&w);
+    nav_mesh_free(m);
+}
+END_TEST
+
+extern Suite *nav_steer_suite(void);
+Suite *nav_steer_suite(void) {
+    Suite *s = suite_create("nav_steer");
+    TCase *mv = tcase_create("move");
+    tcase_add_test(mv, move_inside_and_across_portals);
+    tcase_add_test(mv, move_slides_along_wall);
+    tcase_add_test(mv, move_around_l_corner_clamps);
+    tcase_add_test(mv, move_follows_ramp_height);
+    tcase_add_test(mv, move_rejects_bad_input);
+    tcase_add_test(mv, move_property_random_meshes);
+    tcase_add_test(mv, snap_equals_nearest);
+    suite_add_tcase(s, mv);
+    TCase *st = tcase_create("step");
+    tcase_add_test(st, names_and_parse);
+    tcase_add_test(st, invalid_params_rejected);
+    tcase_add_test(st, off_mesh_agent_gets_own_error);
+    tcase_add_test(st, alone_no_avoidance);
+    tcase_add_test(st, pressed_against_wall_slides);
+    tcase_add_test(st, arrive_stops_without_oscillation);
+    tcase_add_test(st, zigzag_progress_never_backwards);
+    tcase_add_test(st, flee_gains_distance_until_blocked);
+    tcase_add_test(st, flee_not_pinned_to_wall);
+    tcase_add_test(st, hide_behind_obstacle);
+    tcase_add_test(st, pursue_beats_seek);
+    tcase_add_test(st, crate_is_passed_around);
+    tcase_add_test(st, link_yields_action);
+    tcase_add_test(st, determinism_bit_identical);
+    tcase_add_test(st, crowd_crossing_corridor);
+    tcase_add_test(st, property_random_meshes_stay_on_mesh);
+    suite_add_tcase(s, st);
+    return s;
+}
