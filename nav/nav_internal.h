@@ -87,6 +87,19 @@ struct nav_mesh {
 
     nav_bvh_node *bvh;
     uint32_t nbvh;
+
+    /* Derived search data (computed by nav_mesh_build, never serialized):
+       - poly_twin[s + e]: the slot of the same edge in the neighbour
+         poly_nei[s + e] (its local index there is poly_twin - poly_start of
+         the neighbour), NAV_NONE for walls;
+       - poly_corner[s + k]: 1 when vertex k of p is a corner of the fan of
+         polygons joined to p by edges, with no area excluded (the walkable
+         angle around it exceeds 180 degrees; see nav_optimal.c);
+       - area_mask: bit a set when some polygon has area a (an exclude mask
+         that misses every present area leaves poly_corner valid). */
+    uint32_t *poly_twin;
+    uint8_t *poly_corner;
+    uint64_t area_mask;
 };
 
 #define NAV_LINK_REVERSE 0x80000000u

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "nav/nav_mesh_internal.h"
+#include "nav/nav_optimal.h"
 
 /* fminf/fmaxf are library calls here (NaN rules); inputs are finite. */
 static inline float nav_minf(float a, float b) {
@@ -86,6 +87,8 @@ void nav_mesh_free(nav_mesh *m) {
     free(m->scc_dag_start);
     free(m->scc_dag);
     free(m->bvh);
+    free(m->poly_twin);
+    free(m->poly_corner);
     free(x->link_in);
     free(x);
 }
@@ -350,6 +353,8 @@ static nav_status nav_build_adjacency(nav_mesh *m, const uint32_t *orig_of, nav_
         if (j - i == 2) {
             m->poly_nei[e[i].slot] = e[i + 1].poly;
             m->poly_nei[e[i + 1].slot] = e[i].poly;
+            m->poly_twin[e[i].slot] = e[i + 1].slot;
+            m->poly_twin[e[i + 1].slot] = e[i].slot;
         } else if (j - i > 2) {
             char list[128];
             size_t len = 0;
@@ -835,7 +840,10 @@ static nav_status nav_build_polys(nav_mesh_ext *x, const nav_mesh_input *in, nav
     m->poly_verts = nav_alloc(x, w, sizeof *m->poly_verts);
     m->poly_nei = nav_alloc(x, w, sizeof *m->poly_nei);
     m->areas = nav_alloc(x, m->npolys, sizeof *m->areas);
-    if (!m->verts || !m->poly_start || !m->poly_verts || !m->poly_nei || !m->areas)
+    m->poly_twin = nav_alloc(x, w, sizeof *m->poly_twin);
+    m->poly_corner = nav_alloc(x, w, sizeof *m->poly_corner);
+    if (!m->verts || !m->poly_start || !m->poly_verts || !m->poly_nei || !m->areas ||
+        !m->poly_twin || !m->poly_corner)
         return nav_set_error(err, NAV_E_NOMEM, "out of memory");
     for (uint32_t v = 0; v < nv; v++)
         memcpy(&m->verts[3 * (size_t)v], &in->verts[3 * (size_t)t->orig_of[v]], 3 * sizeof(float));
@@ -843,9 +851,12 @@ static nav_status nav_build_polys(nav_mesh_ext *x, const nav_mesh_input *in, nav
     for (uint32_t k = 0; k < w; k++) {
         m->poly_verts[k] = t->newid[t->pv[k]];
         m->poly_nei[k] = NAV_NONE;
+        m->poly_twin[k] = NAV_NONE;
     }
     if (in->areas)
         memcpy(m->areas, in->areas, m->npolys);
+    for (uint32_t p = 0; p < m->npolys; p++)
+        m->area_mask |= 1ull << m->areas[p];
     return NAV_OK;
 }
 
@@ -990,6 +1001,8 @@ nav_status nav_mesh_build(const nav_mesh_input *in, const nav_mesh_limits *limit
         st = nav_build_adjacency(m, t.orig_of, err);
     if (st == NAV_OK && nav_build_detail(x, in, &t) != NAV_OK)
         st = nav_set_error(err, NAV_E_NOMEM, "out of memory copying the detail mesh");
+    if (st == NAV_OK)
+        nav_optimal_corners(m);
     if (st == NAV_OK && nav_build_geometry(x) != NAV_OK)
         st = nav_set_error(err, NAV_E_NOMEM, "out of memory");
     if (st == NAV_OK && nav_index_build(m) != NAV_OK)

@@ -101,6 +101,7 @@ typedef struct opt_node {
     uint32_t entry;        /* vertex id where the entry edge starts, NAV_NONE for START */
     double ta, tb;         /* A and B as parameters of the entry edge (dominance) */
     uint32_t elocal;       /* local index of the entry edge in poly */
+    uint32_t dver;         /* edge reference version last tested by dominated(), 0: none */
     uint8_t kind, flags;
 } opt_node;
 
@@ -125,6 +126,7 @@ typedef struct opt_vstate {
 typedef struct opt_estate {
     uint32_t gen, rec;
     double t0, t1;
+    uint32_t ver; /* changes whenever the reference does (never 0) */
 } opt_estate;
 
 typedef struct opt_pstate {
@@ -149,6 +151,7 @@ struct nav_optimal {
     opt_estate *etab;
     uint32_t etab_cap;
     uint32_t gen;
+    uint32_t ever; /* last edge reference version handed out */
 
     /* per search */
     const nav_mesh *m;
@@ -158,6 +161,11 @@ struct nav_optimal {
     uint32_t ngoal;
     int overflow;
     double goal_f; /* best goal node pushed so far: nothing costlier is worth pushing */
+    /* successors of the current expansion: nsucc counts them up to 2; the
+       first waits in pend (collapse) */
+    uint32_t nsucc;
+    opt_node pend;
+    double pend_f;
     /* turn records made during the current expansion (local vertex -> rec) */
     uint32_t tc_local[8], tc_rec[8];
     uint32_t ntc;
@@ -283,24 +291,22 @@ static int in_sector(const nav_mesh *m, uint32_t p, uint32_t k, double dx, doubl
  * fan one way to its wall edge w; the walkable sweep exceeds 180 degrees
  * exactly when the direction opposite to w lies strictly inside it (inside
  * a polygon's angle or along a passable edge between two of them).
- * Computed on the fly (the mesh is shared and immutable; the exclude mask
- * changes what is a wall) and cached per search per vertex. Known
- * approximation: a vertex welded into two separate fans (levels touching at
- * one point) caches the first fan's answer.
+ * The mesh builder stores the answer per polygon corner for the case where
+ * nothing is excluded (nav_optimal_corners, exact per fan). An exclude mask
+ * that hits a present area changes what is a wall, so then it is computed
+ * on the fly and cached per search per vertex; known approximation there: a
+ * vertex welded into two separate fans (levels touching at one point)
+ * caches the first fan's answer.
  */
-static int is_corner(nav_optimal *o, uint32_t p, uint32_t k) {
-    const nav_mesh *m = o->m;
+static int corner_walk(const nav_mesh *m, uint64_t excl, uint32_t p, uint32_t k) {
     uint32_t v = m->poly_verts[m->poly_start[p] + k];
-    opt_vstate *vs = &o->vtab[v];
-    if (vs->cgen == o->gen)
-        return vs->corner;
     int corner = 0;
     /* forward (across the edge leaving v) to the wall */
     uint32_t cur = p, kk = k;
     int walled = 0;
     for (int i = 0; i < OPT_MAX_FAN; i++) {
         uint32_t nb = m->poly_nei[m->poly_start[cur] + kk];
-        if (!passable(o, nb)) {
+        if (nb == NAV_NONE || ((excl >> m->areas[nb]) & 1u)) {
             walled = 1;
             break;
         }
@@ -326,7 +332,7 @@ static int is_corner(nav_optimal *o, uint32_t p, uint32_t k) {
             uint32_t cn = nav_poly_nverts(m, cur);
             uint32_t e = (kk + cn - 1) % cn;
             uint32_t nb = m->poly_nei[m->poly_start[cur] + e];
-            if (!passable(o, nb))
+            if (nb == NAV_NONE || ((excl >> m->areas[nb]) & 1u))
                 break;
             /* the passable edge (prev -> v) itself, pointing away from v */
             const float *pa = nav_poly_vert(m, cur, kk + cn - 1);
@@ -342,6 +348,27 @@ static int is_corner(nav_optimal *o, uint32_t p, uint32_t k) {
             kk = j;
         }
     }
+    return corner;
+}
+
+void nav_optimal_corners(nav_mesh *m) {
+    for (uint32_t p = 0; p < m->npolys; p++)
+        for (uint32_t k = 0; k < nav_poly_nverts(m, p); k++)
+            m->poly_corner[m->poly_start[p] + k] = (uint8_t)corner_walk(m, 0, p, k);
+}
+
+/* Corner test for the current search: the mesh's precomputed flag when the
+   exclude mask removes no polygon, else the fan walk cached per search per
+   vertex. */
+static int is_corner(nav_optimal *o, uint32_t p, uint32_t k) {
+    const nav_mesh *m = o->m;
+    if (!(o->excl & m->area_mask))
+        return m->poly_corner[m->poly_start[p] + k];
+    uint32_t v = m->poly_verts[m->poly_start[p] + k];
+    opt_vstate *vs = &o->vtab[v];
+    if (vs->cgen == o->gen)
+        return vs->corner;
+    int corner = corner_walk(m, o->excl, p, k);
     vs->cgen = o->gen;
     vs->corner = (uint8_t)corner;
     return corner;
@@ -449,6 +476,12 @@ static double seg_dist(double px, double pz, double ax, double az, double bx, do
 
 static int dominated(const nav_optimal *o, opt_node *nd) {
     const opt_estate *es = &o->etab[o->m->poly_start[nd->poly] + nd->elocal];
+    /* the node was tested against this very reference when generated (or
+       there was none then and is none now): the answer cannot change */
+    uint32_t ver = es->gen == o->gen ? es->ver : 0;
+    if (ver == nd->dver)
+        return 0;
+    nd->dver = ver;
     if (es->gen != o->gen || es->rec == nd->rec)
         return 0;
     double lo = nd->ta > es->t0 ? nd->ta : es->t0, hi = nd->tb < es->t1 ? nd->tb : es->t1;
@@ -508,6 +541,9 @@ static void record_edge(nav_optimal *o, const opt_node *nd) {
     es->rec = nd->rec;
     es->t0 = nd->ta;
     es->t1 = nd->tb;
+    if (++o->ever == 0)
+        o->ever = 1;
+    es->ver = o->ever;
 }
 
 static int goal_index(const nav_optimal *o, uint32_t p);
@@ -515,29 +551,38 @@ static int goal_index(const nav_optimal *o, uint32_t p);
 /* Entering polygon q through the edge that starts at vertex `entry` leads
    nowhere when q has no other passable edge, no link out and no goal: such
    nodes are not generated (Polyanya's dead-end pruning). */
-static int dead_end(const nav_optimal *o, uint32_t q, uint32_t entry) {
+static int dead_end(const nav_optimal *o, uint32_t q, uint32_t el) {
     const nav_mesh *m = o->m;
     uint32_t s = m->poly_start[q], n = nav_poly_nverts(m, q);
     for (uint32_t k = 0; k < n; k++)
-        if (m->poly_verts[s + k] != entry && passable(o, m->poly_nei[s + k]))
+        if (k != el && passable(o, m->poly_nei[s + k]))
             return 0;
     if (m->link_out_start && m->link_out_start[q] != m->link_out_start[q + 1])
         return 0;
     return goal_index(o, q) < 0;
 }
 
-/* Pushes a node (f is computed here for K_NORMAL); for non-GOAL kinds also a
-   corridor record for its polygon.
-   Returns the node index or NAV_NONE (pool exhausted: the search fails with
-   NAV_E_LIMIT). */
-static uint32_t push_node(nav_optimal *o, uint8_t kind, uint32_t poly, uint32_t entry, uint32_t rec,
-                          double ax, double az, double bx, double bz, uint8_t flags, double f,
-                          uint32_t trail_parent, double ta, double tb) {
+/* Puts a node in the pool and the open list; a full pool sets overflow
+   (the search fails with NAV_E_LIMIT). */
+static void commit(nav_optimal *o, const opt_node *nn, double f) {
+    if (o->nfree == 0 && o->nused >= o->cap) {
+        o->overflow = 1;
+        return;
+    }
+    uint32_t idx = o->nfree > 0 ? o->free_nodes[--o->nfree] : o->nused++;
+    o->nodes[idx] = *nn;
+    heap_push(o, f, o->recs[nn->rec].g, idx);
+}
+
+/* Generates a successor (f is computed here for K_NORMAL) unless pruned;
+   for non-GOAL kinds also a corridor record for its polygon. */
+static void push_node(nav_optimal *o, uint8_t kind, uint32_t poly, uint32_t entry, uint32_t el,
+                      uint32_t rec, double ax, double az, double bx, double bz, uint8_t flags,
+                      double f, uint32_t trail_parent, double ta, double tb) {
     if (kind != K_NORMAL && f >= o->goal_f)
-        return NAV_NONE;
-    if ((kind == K_NORMAL || kind == K_FULL) && dead_end(o, poly, entry))
-        return NAV_NONE;
-    uint32_t el = entry == NAV_NONE ? 0 : local_of(o->m, poly, entry);
+        return;
+    if ((kind == K_NORMAL || kind == K_FULL) && dead_end(o, poly, el))
+        return;
     opt_node nn = {.ax = ax,
                    .az = az,
                    .bx = bx,
@@ -555,31 +600,36 @@ static uint32_t push_node(nav_optimal *o, uint8_t kind, uint32_t poly, uint32_t 
         /* the heuristic only for nodes that survive pruning (and on the
            interval dominance may have trimmed) */
         if (dominated(o, &nn))
-            return NAV_NONE;
+            return;
         const opt_rec *r = &o->recs[rec];
         f = r->g + heur(r->x, r->z, nn.ax, nn.az, nn.bx, nn.bz, o->tx, o->tz);
         if (f >= o->goal_f)
-            return NAV_NONE;
+            return;
     }
     if (kind == K_GOAL)
         o->goal_f = f;
-    if (o->nfree == 0 && o->nused >= o->cap) {
-        o->overflow = 1;
-        return NAV_NONE;
-    }
     if (kind != K_GOAL) {
         if (o->ntrail >= o->trail_cap) {
             o->overflow = 1;
-            return NAV_NONE;
+            return;
         }
         nn.trail = o->ntrail++;
         o->trail[nn.trail].parent = trail_parent;
         o->trail[nn.trail].poly = poly;
     }
-    uint32_t idx = o->nfree > 0 ? o->free_nodes[--o->nfree] : o->nused++;
-    o->nodes[idx] = nn;
-    heap_push(o, f, o->recs[rec].g, idx);
-    return idx;
+    /* Polyanya's collapse: the first successor of an expansion is held
+       back; if it stays the only one, the search loop expands it at once
+       instead of a push and a pop (see nav_optimal_search) */
+    if (o->nsucc == 0 && kind != K_GOAL) {
+        o->pend = nn;
+        o->pend_f = f;
+        o->nsucc = 1;
+        return;
+    }
+    if (o->nsucc == 1)
+        commit(o, &o->pend, o->pend_f);
+    o->nsucc = 2;
+    commit(o, &nn, f);
 }
 
 /* ---- expansion ---- */
@@ -613,7 +663,7 @@ static uint32_t turn_rec(nav_optimal *o, uint32_t p, uint32_t k, uint32_t parent
 }
 
 /* FULL node into nb (root on nb's boundary), once per root per polygon. */
-static void push_full(nav_optimal *o, uint32_t nb, uint32_t entry, uint32_t rec,
+static void push_full(nav_optimal *o, uint32_t nb, uint32_t entry, uint32_t el, uint32_t rec,
                       uint32_t trail_parent) {
     opt_pstate *ps = &o->ptab[nb];
     if (ps->gen == o->gen && ps->rec == rec)
@@ -622,7 +672,7 @@ static void push_full(nav_optimal *o, uint32_t nb, uint32_t entry, uint32_t rec,
     ps->rec = rec;
     const opt_rec *r = &o->recs[rec];
     double f = r->g + dist(r->x, r->z, o->tx, o->tz);
-    push_node(o, K_FULL, nb, entry, rec, r->x, r->z, r->x, r->z, 0, f, trail_parent, 0, 1);
+    push_node(o, K_FULL, nb, entry, el, rec, r->x, r->z, r->x, r->z, 0, f, trail_parent, 0, 1);
 }
 
 /*
@@ -639,6 +689,7 @@ static void push_piece(nav_optimal *o, uint32_t p, uint32_t j, double t0, double
     const float *va = nav_vert(m, m->poly_verts[s + j]);
     const float *vb = nav_vert(m, m->poly_verts[s + j1]);
     uint32_t entry = m->poly_verts[s + j1]; /* nb's edge runs vb -> va */
+    uint32_t el = m->poly_twin[s + j] - m->poly_start[nb];
     const opt_rec *r = &o->recs[rec];
     double c = orient(va[0], va[2], vb[0], vb[2], r->x, r->z);
     if (c > 0 && from_start)
@@ -648,7 +699,7 @@ static void push_piece(nav_optimal *o, uint32_t p, uint32_t j, double t0, double
         double xx = t0 == 0 ? va[0] : va[0] + t0 * ex, xz = t0 == 0 ? va[2] : va[2] + t0 * ez;
         double yx = t1 == 1 ? vb[0] : va[0] + t1 * ex, yz = t1 == 1 ? vb[2] : va[2] + t1 * ez;
         uint8_t flags = (uint8_t)((t1 == 1 ? F_AVERT : 0) | (t0 == 0 ? F_BVERT : 0));
-        push_node(o, K_NORMAL, nb, entry, rec, yx, yz, xx, xz, flags, 0, trail_parent, 1 - t1,
+        push_node(o, K_NORMAL, nb, entry, el, rec, yx, yz, xx, xz, flags, 0, trail_parent, 1 - t1,
                   1 - t0);
         return;
     }
@@ -659,7 +710,7 @@ static void push_piece(nav_optimal *o, uint32_t p, uint32_t j, double t0, double
     double d0 = (r->x - va[0]) * ex + (r->z - va[2]) * ez;
     double l2 = ex * ex + ez * ez;
     if (d0 >= -1e-12 * l2 && d0 <= l2 * (1 + 1e-12)) {
-        push_full(o, nb, entry, rec, trail_parent);
+        push_full(o, nb, entry, el, rec, trail_parent);
         return;
     }
     /* beyond an end: bend at the nearer end of the piece if it is a corner */
@@ -675,7 +726,7 @@ static void push_piece(nav_optimal *o, uint32_t p, uint32_t j, double t0, double
     }
     uint32_t nr = turn_rec(o, p, k, rec);
     if (nr != NAV_NONE)
-        push_full(o, nb, entry, nr, trail_parent);
+        push_full(o, nb, entry, el, nr, trail_parent);
 }
 
 /* Cost of reaching point (px, pz) of the node's polygon from its root, and
@@ -735,7 +786,8 @@ static void expand_links(nav_optimal *o, const opt_node *nd) {
         o->recs[rb].key = key;
         o->recs[rb].link = id;
         double f = g + dist(b[0], b[2], o->tx, o->tz);
-        push_node(o, K_START, to_poly, NAV_NONE, rb, b[0], b[2], b[0], b[2], 0, f, nd->trail, 0, 0);
+        push_node(o, K_START, to_poly, NAV_NONE, 0, rb, b[0], b[2], b[0], b[2], 0, f, nd->trail, 0,
+                  0);
     }
 }
 
@@ -820,7 +872,7 @@ static void expand(nav_optimal *o, const opt_node *nd) {
         uint32_t from;
         double g = reach(o, nd, o->tx, o->tz, &from);
         if (isfinite(g))
-            push_node(o, K_GOAL, nd->poly, NAV_NONE, from, 0, 0, 0, 0, 0, g, nd->trail, 0, 0);
+            push_node(o, K_GOAL, nd->poly, NAV_NONE, 0, from, 0, 0, 0, 0, 0, g, nd->trail, 0, 0);
         return;
     }
     expand_links(o, nd);
@@ -1131,7 +1183,8 @@ nav_status nav_optimal_search(nav_optimal *o, const nav_mesh *m, uint32_t start_
         return NAV_OK;
     }
     o->ntrail = 0;
-    push_node(o, K_START, start_poly, NAV_NONE, sr, start[0], start[2], start[0], start[2], 0,
+    o->nsucc = 2; /* the start node goes to the open list */
+    push_node(o, K_START, start_poly, NAV_NONE, 0, sr, start[0], start[2], start[0], start[2], 0,
               dist(start[0], start[2], o->tx, o->tz), NAV_NONE, 0, 0);
 
     uint32_t expanded = 0;
@@ -1144,19 +1197,26 @@ nav_status nav_optimal_search(nav_optimal *o, const nav_mesh *m, uint32_t start_
             fill_result(o, &nd, end, end_poly, res);
             return NAV_OK;
         }
-        if (root_dominated(o, &o->recs[nd.rec]))
-            continue;
-        if (expanded >= budget) {
-            res->nodes_expanded = expanded;
-            return NAV_E_LIMIT;
-        }
-        expanded++;
-        if (res->expanded && res->nexpanded < res->max_expanded)
-            res->expanded[res->nexpanded++] = nd.poly;
-        expand(o, &nd);
-        if (o->overflow) {
-            res->nodes_expanded = expanded;
-            return NAV_E_LIMIT;
+        /* a chain of nodes with one successor each is expanded without the
+           open list (exact: every node is still expanded, only earlier; the
+           goal is still taken from the open list in f order) */
+        while (!root_dominated(o, &o->recs[nd.rec])) {
+            if (expanded >= budget) {
+                res->nodes_expanded = expanded;
+                return NAV_E_LIMIT;
+            }
+            expanded++;
+            if (res->expanded && res->nexpanded < res->max_expanded)
+                res->expanded[res->nexpanded++] = nd.poly;
+            o->nsucc = 0;
+            expand(o, &nd);
+            if (o->overflow) {
+                res->nodes_expanded = expanded;
+                return NAV_E_LIMIT;
+            }
+            if (o->nsucc != 1)
+                break;
+            nd = o->pend;
         }
     }
     res->nodes_expanded = expanded;

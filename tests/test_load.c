@@ -278,20 +278,23 @@ int tl_request(tl_conn *c, const char *method, const char *path, const char *con
         if (tl_connect(c, c->port) != TL_OK)
             return TL_E_CONNECT;
     }
-    char head[1024];
-    int hl = snprintf(head, sizeof head, "%s %s HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n%s%s%s", method,
-                      path, (unsigned)c->port, content_type ? "Content-Type: " : "",
+    /* Sized for the request line and headers, so a long path (a fuzzed query
+       string) is sent as it is rather than refused here. */
+    size_t size = strlen(method) + strlen(path) + (content_type ? strlen(content_type) : 0) +
+                  (extra_headers ? strlen(extra_headers) : 0) + 256;
+    char *head = malloc(size);
+    if (!head)
+        return TL_E_PROTOCOL;
+    int hl = snprintf(head, size, "%s %s HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n%s%s%s", method, path,
+                      (unsigned)c->port, content_type ? "Content-Type: " : "",
                       content_type ? content_type : "", content_type ? "\r\n" : "");
-    if (hl < 0 || (size_t)hl >= sizeof head)
-        return TL_E_PROTOCOL;
     if (body || content_type)
-        hl += snprintf(head + hl, sizeof head - (size_t)hl, "Content-Length: %zu\r\n", body_len);
+        hl += snprintf(head + hl, size - (size_t)hl, "Content-Length: %zu\r\n", body_len);
     if (extra_headers)
-        hl += snprintf(head + hl, sizeof head - (size_t)hl, "%s", extra_headers);
-    hl += snprintf(head + hl, sizeof head - (size_t)hl, "\r\n");
-    if ((size_t)hl >= sizeof head)
-        return TL_E_PROTOCOL;
+        hl += snprintf(head + hl, size - (size_t)hl, "%s", extra_headers);
+    hl += snprintf(head + hl, size - (size_t)hl, "\r\n");
     int rc = send_all(c, head, (size_t)hl);
+    free(head);
     /* A server may answer (413) and close before reading a large body: a
        failed body write is not yet a failure, the response decides. */
     if (rc == TL_OK && body_len > 0)
@@ -750,6 +753,7 @@ int tl_load_run(const tl_load_opts *o, tl_load_stats *stats) {
         nanosleep(&tick, NULL);
     if (opts.server_pid > 0)
         stats->rss_start = stats->rss_peak = tl_rss_bytes(opts.server_pid);
+    stats->cache_start = tl_metric(opts.port, "navd_path_cache_bytes");
     measuring = 1;
     double m0 = tl_now();
     while (tl_now() - m0 < opts.seconds) {
@@ -767,6 +771,7 @@ int tl_load_run(const tl_load_opts *o, tl_load_stats *stats) {
         pthread_join(w[i].th, NULL);
     if (opts.server_pid > 0)
         stats->rss_end = tl_rss_bytes(opts.server_pid);
+    stats->cache_end = tl_metric(opts.port, "navd_path_cache_bytes");
 
     for (int e = 0; e < TL_EP_COUNT; e++) {
         tl_samples all = {0};
@@ -799,4 +804,27 @@ int tl_load_run(const tl_load_opts *o, tl_load_stats *stats) {
     free(w);
     free(mesh_json);
     return 0;
+}
+
+double tl_metric(uint16_t port, const char *name) {
+    tl_conn c = {.fd = -1};
+    tl_response r;
+    double v = -1;
+    if (tl_connect(&c, port) != TL_OK)
+        return -1;
+    if (tl_request(&c, "GET", "/metrics", NULL, NULL, 0, NULL, &r) == TL_OK) {
+        size_t n = strlen(name);
+        for (const char *p = r.body; p && *p;) {
+            if (strncmp(p, name, n) == 0 && p[n] == ' ') {
+                v = strtod(p + n + 1, NULL);
+                break;
+            }
+            p = strchr(p, '\n');
+            if (p)
+                p++;
+        }
+        tl_response_free(&r);
+    }
+    tl_close(&c);
+    return v;
 }

@@ -134,7 +134,8 @@ typedef struct tl_load_stats {
     long dropped;                        /* connections the server closed or reset mid-request */
     double seconds;                      /* measured wall time */
     size_t rss_start, rss_end, rss_peak; /* server RSS after warm-up, at the end, max seen */
-    char first_error[256];               /* the first unexpected answer, for the failure message */
+    double cache_start, cache_end; /* navd_path_cache_bytes at the same moments (-1: unknown) */
+    char first_error[256];         /* the first unexpected answer, for the failure message */
 } tl_load_stats;
 
 /*
@@ -144,6 +145,9 @@ typedef struct tl_load_stats {
  * when the run happened (inspect stats), -1 when it could not start.
  */
 int tl_load_run(const tl_load_opts *o, tl_load_stats *stats);
+
+/* The value of a Prometheus sample `name` (no labels) from GET /metrics, or -1. */
+double tl_metric(uint16_t port, const char *name);
 
 /* Monotonic clock in seconds. */
 double tl_now(void);

@@ -16,5 +16,7 @@ double bench_now(void);
 void bench_optimal(void) __attribute__((weak));
 /* Steering figures (tests/bench/bench_steer.c, steering helper). */
 void bench_steer(void) __attribute__((weak));
+/* Mixed-traffic load/soak figures (tests/bench/bench_load.c, reliability helper). */
+void bench_load(void) __attribute__((weak));
 
 #endif

@@ -467,5 +467,9 @@ int main(void) {
         bench_steer();
     else
         printf("\n(bench_steer not linked yet)\n");
+    if (bench_load)
+        bench_load();
+    else
+        printf("\n(bench_load not linked yet)\n");
     return 0;
 }

@@ -95,14 +95,27 @@ static nav_mesh *fz_fixed_mesh(void) {
     return m;
 }
 
+static char fz_dir[] = "/tmp/navd-fuzz-XXXXXX";
+
+/* Removes the temporary database when the fuzzer exits (its time is up). */
+static void fz_cleanup(void) {
+    const char *suffix[] = {"", "-wal", "-shm"};
+    for (int i = 0; i < 3; i++) {
+        char p[160];
+        snprintf(p, sizeof p, "%s/fuzz.db%s", fz_dir, suffix[i]);
+        unlink(p);
+    }
+    rmdir(fz_dir);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc, (void)argv;
     signal(SIGPIPE, SIG_IGN);
     api_log_set_level(API_LOG_ERROR); /* one line per request would dominate the run */
-    static char dir[] = "/tmp/navd-fuzz-XXXXXX";
-    fz_require(mkdtemp(dir) != NULL, "temp dir");
+    fz_require(mkdtemp(fz_dir) != NULL, "temp dir");
+    atexit(fz_cleanup);
     char db[128];
-    snprintf(db, sizeof db, "%s/fuzz.db", dir);
+    snprintf(db, sizeof db, "%s/fuzz.db", fz_dir);
     store *st = NULL;
     fz_require(store_open(db, &st) == STORE_OK, "store opens");
     api_registry *reg = api_registry_new(st);
@@ -182,6 +195,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     if (rc == TL_E_TIMEOUT)
         fz_require(0, "the server did not answer within 10 s (a stall)");
+    if (rc != TL_OK)
+        fprintf(stderr, "fuzz_request: %s (%zu bytes) -> transport error %d\n", path, strlen(path),
+                rc);
     fz_require(rc == TL_OK, "the server answers on a keep-alive connection");
     if (r.status >= 500)
         fprintf(stderr, "fuzz_request: %s -> %d %s\n", path, r.status, r.body);
