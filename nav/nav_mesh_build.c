@@ -90,6 +90,7 @@ void nav_mesh_free(nav_mesh *m) {
     free(m->poly_twin);
     free(m->poly_corner);
     free(x->link_in);
+    nav_height_accel_free(x);
     free(x);
 }
 
@@ -1005,6 +1006,8 @@ nav_status nav_mesh_build(const nav_mesh_input *in, const nav_mesh_limits *limit
         nav_optimal_corners(m);
     if (st == NAV_OK && nav_build_geometry(x) != NAV_OK)
         st = nav_set_error(err, NAV_E_NOMEM, "out of memory");
+    if (st == NAV_OK && nav_height_accel_build(x) != NAV_OK)
+        st = nav_set_error(err, NAV_E_NOMEM, "out of memory indexing the detail mesh");
     if (st == NAV_OK && nav_index_build(m) != NAV_OK)
         st = nav_set_error(err, NAV_E_NOMEM, "out of memory building the spatial index");
     if (st == NAV_OK) {
