@@ -18,6 +18,9 @@ static inline float nav_minf(float a, float b) {
 static inline float nav_maxf(float a, float b) {
     return a > b ? a : b;
 }
+static inline double nav_maxd(double a, double b) {
+    return a > b ? a : b;
+}
 
 typedef struct nav_bvh_item {
     float c[3]; /* box centre */
@@ -200,7 +203,7 @@ static void nav_nearest_offer(nav_nearest_best *b, uint32_t q, double d, const f
    barycentric slack and rounding, which yslack covers generously. */
 static double nav_y_gap(const float *pb, const float p[3]) {
     double yslack = 1e-4 * (1.0 + fabs((double)pb[1]) + fabs((double)pb[4]));
-    return fmax(fmax((double)pb[1] - p[1], (double)p[1] - pb[4]) - yslack, 0.0);
+    return nav_maxd(nav_maxd((double)pb[1] - p[1], (double)p[1] - pb[4]) - yslack, 0.0);
 }
 
 /*
@@ -260,7 +263,8 @@ nav_status nav_nearest_unchecked(const nav_mesh *m, const float p[3], const floa
                     continue;
                 double lb2 = 0;
                 for (int a = 0; a < 3; a++) {
-                    double g = fmax(fmax((double)pb[a] - p[a], (double)p[a] - pb[3 + a]), 0.0);
+                    double g =
+                        nav_maxd(nav_maxd((double)pb[a] - p[a], (double)p[a] - pb[3 + a]), 0.0);
                     lb2 += g * g;
                 }
                 if (lb2 > best.d * best.d)
