@@ -671,7 +671,8 @@ push_node(nav_optimal *o, uint8_t kind, uint32_t poly, uint32_t el, uint32_t rec
 /* Root at local vertex k of p (a turn of the path there), or NAV_NONE when
    k is not a corner or the vertex was already reached more cheaply. One
    record per vertex per expansion. */
-static uint32_t turn_rec(nav_optimal *o, uint32_t p, uint32_t k, uint32_t parent) {
+static inline __attribute__((always_inline)) uint32_t turn_rec(nav_optimal *o, uint32_t p,
+                                                               uint32_t k, uint32_t parent) {
     for (uint32_t i = 0; i < o->ntc; i++)
         if (o->tc_local[i] == k)
             return o->tc_rec[i];
