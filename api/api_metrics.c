@@ -96,7 +96,7 @@ static const char *method_label(unsigned r) {
     return r < API_ROUTE_COUNT ? api_route_method(r) : "other";
 }
 
-char *api_metrics_render(api_registry *reg, size_t *len) {
+char *api_metrics_render(api_registry *reg, unsigned in_flight, size_t *len) {
     sbuf b = {0};
     sb_printf(&b, "# HELP navd_requests_total HTTP requests answered, by route pattern, method "
                   "and status class.\n# TYPE navd_requests_total counter\n");
@@ -133,6 +133,12 @@ char *api_metrics_render(api_registry *reg, size_t *len) {
         sb_printf(&b, "navd_request_duration_seconds_count{route=\"%s\"} %llu\n", route_label(r),
                   cum);
     }
+    /* Operators watch it drain during a graceful shutdown; tests use it to
+       know a request has reached the server, not just the socket buffer. */
+    sb_printf(&b,
+              "# HELP navd_requests_in_flight Requests being served, this scrape included.\n"
+              "# TYPE navd_requests_in_flight gauge\nnavd_requests_in_flight %u\n",
+              in_flight);
     sb_printf(&b,
               "# HELP navd_navmeshes_loaded Navmeshes in memory.\n"
               "# TYPE navd_navmeshes_loaded gauge\nnavd_navmeshes_loaded %zu\n",

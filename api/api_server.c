@@ -200,6 +200,10 @@ api_registry *api_req_registry(const api_req *r) {
     return r->srv->reg;
 }
 
+unsigned api_req_in_flight(const api_req *r) {
+    return atomic_load(&r->srv->in_flight);
+}
+
 const char *api_req_name(const api_req *r) {
     return r->name;
 }

@@ -71,9 +71,8 @@ static step_scratch *scratch_get(const api_config *cfg) {
     if (!s)
         return NULL;
     s->max_agents = n;
-    /* the corridor memo is part of the path cache's budget: a quarter of
-       --cache-bytes per worker thread (none without a cache) */
-    s->steer = nav_steer_new_memo(n, n, cfg->cache_bytes / 4);
+    /* no per-thread corridor memory: corridors live in the shared path cache */
+    s->steer = nav_steer_new(n, n);
     s->in = calloc(n, sizeof *s->in);
     s->out = calloc(n, sizeof *s->out);
     s->obs = calloc(n, sizeof *s->obs);
@@ -283,9 +282,8 @@ static void step(api_req *r, const nav_mesh *m) {
         c = decode_obstacle(json_array_get(obstacles, k), (uint32_t)k, &s->obs[k], &err);
     if (c == API_OK) {
         nav_step_error se;
-        /* "cache": false: fresh searches, so the answer depends on nothing
-           but the request (the cache reuses the first corridor searched for a
-           polygon pair) */
+        /* "cache": false: every corridor is searched, not looked up; the
+           answer is the same bytes either way (canonical corridors) */
         nav_cache *cache = use_cache ? api_query_cache() : NULL;
         nav_status st = nav_step(s->steer, m, qs->q, cache, &p, s->in, (uint32_t)n, s->obs,
                                  (uint32_t)nobs, s->out, &se);

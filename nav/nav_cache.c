@@ -504,58 +504,16 @@ static void store_exact(nav_cache *c, const cache_key *k, uint64_t h, const nav_
     pthread_mutex_unlock(&s->lock);
 }
 
-/*
- * The via words of a corridor given as polygons plus links in order (an
- * answer of the optimal search): a step takes the next listed link when
- * that link joins the two polygons in a usable direction, else their shared
- * edge. Returns 0 when a step has neither (then it is not reusable).
- */
-static int via_from_answer(const nav_mesh *m, const nav_path_result *res, uint32_t *via) {
-    uint32_t li = 0;
-    via[0] = NAV_NONE;
-    for (uint32_t i = 1; i < res->npolys; i++) {
-        uint32_t a = res->polys[i - 1], b = res->polys[i];
-        via[i] = NAV_NONE;
-        if (li < res->nlinks) {
-            const nav_link *l = &m->links[res->links[li]];
-            if (l->start_poly == a && l->end_poly == b) {
-                via[i] = res->links[li++];
-                continue;
-            }
-            if (l->bidirectional && l->end_poly == a && l->start_poly == b) {
-                via[i] = res->links[li++] | NAV_LINK_REVERSE;
-                continue;
-            }
-        }
-        float L[3], R[3];
-        if (!nav_portal(m, a, b, L, R))
-            return 0;
-    }
-    return li == res->nlinks;
-}
-
-/*
- * Level 2 store. The via words come from the corridor search itself when
- * it produced this corridor, else they are derived into the query's
- * corridor scratch (no allocation; the scratch then no longer describes a
- * search, so corr_n is reset).
- */
-static void store_corridor(nav_cache *c, nav_query *q, const nav_mesh *m, const cache_key *k,
-                           uint64_t h, const nav_path_result *res) {
-    if (res->flags & (NAV_PATH_PARTIAL_UNREACHABLE | NAV_PATH_PARTIAL_BUDGET | NAV_PATH_TRUNCATED))
+/* Level 2: stores the canonical corridor the last nav_path_canonical left in q. */
+static void store_corridor(nav_cache *c, nav_query *q, const cache_key *k, uint64_t h,
+                           uint32_t nodes_expanded) {
+    uint32_t n = q->corr_n;
+    if (n == 0)
         return;
-    uint32_t n = res->npolys;
-    if (n == 0 || n > q->max_nodes) /* a lookup could never use it */
-        return;
-    if (!(q->corr_n == n && memcmp(q->corr_polys, res->polys, sizeof(uint32_t) * n) == 0)) {
-        q->corr_n = 0;
-        if (!via_from_answer(m, res, q->corr_via))
-            return;
-    }
     entry_meta mt;
     memset(&mt, 0, sizeof(mt));
-    mt.algorithm = res->algorithm;
-    mt.nodes_expanded = res->nodes_expanded;
+    mt.algorithm = NAV_ALGO_CORRIDOR;
+    mt.nodes_expanded = nodes_expanded;
     mt.npolys = n;
     mt.nlinks = n;
     cache_shard *s = shard_of(c, h);
@@ -565,15 +523,15 @@ static void store_corridor(nav_cache *c, nav_query *q, const nav_mesh *m, const 
         shard_reserve(c, s, k, h, key_len(k) + sizeof(mt) + sizeof(uint32_t) * 2 * (size_t)n, &ok);
     if (ok) {
         stream_write(s, &cu, &mt, sizeof(mt));
-        stream_write(s, &cu, res->polys, sizeof(uint32_t) * n);
+        stream_write(s, &cu, q->corr_polys, sizeof(uint32_t) * n);
         stream_write(s, &cu, q->corr_via, sizeof(uint32_t) * n);
     }
     pthread_mutex_unlock(&s->lock);
 }
 
-/* Level 2: string-pulls the exact points through a stored corridor. */
-static int lookup_corridor(nav_cache *c, nav_query *q, const nav_mesh *m, const cache_key *k,
-                           uint64_t h, const nav_path_prep *prep, nav_path_result *res) {
+/* Level 2 lookup: copies a stored canonical corridor into q->corr_*. */
+static int lookup_corridor(nav_cache *c, nav_query *q, const cache_key *k, uint64_t h,
+                           uint32_t *nodes_expanded) {
     cache_shard *s = shard_of(c, h);
     pthread_mutex_lock(&s->lock);
     cursor cu;
@@ -590,24 +548,15 @@ static int lookup_corridor(nav_cache *c, nav_query *q, const nav_mesh *m, const 
     uint32_t n = mt.npolys;
     stream_read(s, &cu, q->corr_polys, sizeof(uint32_t) * n);
     stream_read(s, &cu, q->corr_via, sizeof(uint32_t) * n);
+    *nodes_expanded = mt.nodes_expanded;
     pthread_mutex_unlock(&s->lock);
-
     q->corr_n = n;
-    res->flags = 0;
-    if (nav_string_pull(m, q->corr_polys, q->corr_via, n, prep->spt, prep->ept, res) != NAV_OK)
-        return 0;
-    memcpy(res->start, prep->spt, sizeof(res->start));
-    memcpy(res->end, prep->ept, sizeof(res->end));
-    res->start_poly = prep->sp;
-    res->end_poly = prep->ep;
-    res->algorithm = mt.algorithm;
-    res->nodes_expanded = mt.nodes_expanded;
     return 1;
 }
 
-static nav_status cached_path(nav_query *q, nav_cache *c, const nav_mesh *m,
-                              const nav_path_request *req, nav_path_result *res,
-                              nav_cache_result *outcome, int reuse_optimal) {
+nav_status nav_find_path_cached(nav_query *q, nav_cache *c, const nav_mesh *m,
+                                const nav_path_request *req, nav_path_result *res,
+                                nav_cache_result *outcome) {
     nav_cache_result dummy;
     if (!outcome)
         outcome = &dummy;
@@ -631,45 +580,67 @@ static nav_status cached_path(nav_query *q, nav_cache *c, const nav_mesh *m,
         *outcome = NAV_CACHE_HIT;
         return NAV_OK;
     }
-
-    st = nav_path_snap(m, req, &prep, res);
-    if (st != NAV_OK) {
-        atomic_fetch_add(&c->misses, 1);
-        *outcome = NAV_CACHE_MISS;
-        return st;
-    }
-    cache_key k2;
-    key_base(&k2, m, &prep, KEY_CORRIDOR);
-    k2.start_poly = prep.sp;
-    k2.end_poly = prep.ep;
-    uint64_t h2 = key_hash(&k2);
-    if ((prep.algo == NAV_ALGO_CORRIDOR || reuse_optimal) &&
-        lookup_corridor(c, q, m, &k2, h2, &prep, res)) {
-        atomic_fetch_add(&c->hits, 1);
-        atomic_fetch_add(&c->corridor_hits, 1);
-        *outcome = NAV_CACHE_HIT;
-        store_exact(c, &k1, h1, res);
-        return NAV_OK;
-    }
-
     atomic_fetch_add(&c->misses, 1);
     *outcome = NAV_CACHE_MISS;
-    st = nav_path_run(q, m, &prep, res);
-    if (st != NAV_OK)
-        return st;
-    store_exact(c, &k1, h1, res);
-    store_corridor(c, q, m, &k2, h2, res);
-    return NAV_OK;
-}
-
-nav_status nav_find_path_cached(nav_query *q, nav_cache *c, const nav_mesh *m,
-                                const nav_path_request *req, nav_path_result *res,
-                                nav_cache_result *outcome) {
-    return cached_path(q, c, m, req, res, outcome, 0);
+    st = nav_path_snap(m, req, &prep, res);
+    if (st == NAV_OK)
+        st = nav_path_run(q, m, &prep, res);
+    if (st == NAV_OK)
+        store_exact(c, &k1, h1, res);
+    return st;
 }
 
 nav_status nav_find_path_reuse(nav_query *q, nav_cache *c, const nav_mesh *m,
                                const nav_path_request *req, nav_path_result *res,
                                nav_cache_result *outcome) {
-    return cached_path(q, c, m, req, res, outcome, 1);
+    nav_cache_result dummy;
+    if (!outcome)
+        outcome = &dummy;
+    *outcome = NAV_CACHE_BYPASS;
+    if (res && res->expanded)
+        c = NULL; /* the debug list belongs to a search: compute, same answer */
+
+    nav_path_prep prep;
+    nav_status st = nav_path_validate(q, m, req, res, &prep);
+    if (st != NAV_OK)
+        return st;
+    st = nav_path_snap(m, req, &prep, res);
+    if (st != NAV_OK) {
+        if (c) {
+            atomic_fetch_add(&c->misses, 1);
+            *outcome = NAV_CACHE_MISS;
+        }
+        return st;
+    }
+
+    /* The algorithm is not part of the key: the canonical corridor is the
+       same whatever the request asked for. */
+    cache_key k2;
+    key_base(&k2, m, &prep, KEY_CORRIDOR);
+    k2.algo = 0;
+    k2.start_poly = prep.sp;
+    k2.end_poly = prep.ep;
+    uint64_t h2 = key_hash(&k2);
+    uint32_t expanded = 0;
+    if (c && lookup_corridor(c, q, &k2, h2, &expanded)) {
+        atomic_fetch_add(&c->hits, 1);
+        atomic_fetch_add(&c->corridor_hits, 1);
+        *outcome = NAV_CACHE_HIT;
+        return nav_path_pull_corridor(m, &prep, q->corr_polys, q->corr_via, q->corr_n, expanded,
+                                      res);
+    }
+    if (c) {
+        atomic_fetch_add(&c->misses, 1);
+        *outcome = NAV_CACHE_MISS;
+    }
+    st = nav_path_canonical(q, m, &prep, &expanded);
+    if (st == NAV_OK) {
+        if (c)
+            store_corridor(c, q, &k2, h2, expanded);
+        return nav_path_pull_corridor(m, &prep, q->corr_polys, q->corr_via, q->corr_n, expanded,
+                                      res);
+    }
+    /* No canonical corridor (unreachable end, exclusions, budget): the
+       fresh answer, which depends on the request alone as well. */
+    return nav_path_run(q, m, &prep, res);
 }

@@ -20,36 +20,43 @@
  * the process and never reused: after a replace or delete the old mesh's
  * entries can never match again (they age out of the LRU). Keys also hold
  * the filter (per-area costs of passable areas and the exclusion mask), the
- * effective node budget (max_nodes after clamping to the query's pool) and
- * the algorithm the request resolves to (AUTO -> OPTIMAL or CORRIDOR).
+ * effective node budget (max_nodes after clamping to the query's pool) and,
+ * in level 1, the algorithm the request resolves to (AUTO -> OPTIMAL or
+ * CORRIDOR).
+ *
+ * Determinism (api.md: the same request against the same mesh version
+ * yields the same body; any replica can answer any tick). Every answer is
+ * what a computation from the request and the mesh alone gives: a hit is
+ * mere memoisation, never "whatever was searched first". So a cold cache, a
+ * warm one (whatever other requests warmed it), an evicted entry, another
+ * replica and "cache": false all give identical bytes (except the `cache`
+ * word). tests/check_determinism.c checks this.
  *
  * Two levels.
  * 1. Exact answers, keyed additionally by the bit patterns of start, end and
- *    extents. A hit returns exactly what nav_find_path returned for that
- *    request (complete or partial). Answers with NAV_PATH_TRUNCATED are not
- *    stored (they are incomplete).
- * 2. Corridors, keyed additionally by the snapped (start_poly, end_poly)
- *    pair: the polygon corridor and the links it takes. A hit snaps the
- *    exact points and re-runs only the string pulling inside the stored
- *    corridor. Only complete answers are stored at this level (never partial
- *    or budget-limited ones).
- *    - For the CORRIDOR algorithm, nav_find_path_cached uses level 2: the
- *      answer is the string-pulled path through the corridor that an earlier
- *      search found for some points in the same polygon pair and options.
- *      The corridor A* weighs portal crossings toward the exact end point
- *      (for path quality: a polygon-only cost model would make level 2
- *      exact but string-pulls longer than Detour on the shared meshes), so
- *      a level-2 answer CAN DIFFER from a fresh corridor search for those
- *      exact points (another corridor, or another nodes_expanded); it is
- *      always a valid path from the snapped start to the snapped end
- *      through that corridor. For the exact same request it is identical
- *      (the level-1 entry, or the corridor searched for those very points).
- *    - For the OPTIMAL algorithm, reusing a corridor yields the shortest
- *      path WITHIN that corridor, not always the global optimum, so
- *      nav_find_path_cached never serves optimal answers from level 2 (the
- *      `path` endpoint promises optimal answers equal to a fresh search);
- *      nav_find_path_reuse does, for callers such as steering that re-plan
- *      every tick and prefer speed and corridor stability.
+ *    extents: what nav_find_path returned for that request (complete or
+ *    partial). Answers with NAV_PATH_TRUNCATED are not stored.
+ * 2. Canonical corridors, keyed additionally by the snapped (start_poly,
+ *    end_poly) pair (not by the algorithm): the corridor nav_path_canonical
+ *    finds, an A* run from the start polygon's centroid to the end
+ *    polygon's, so it is a pure function of (mesh, polygons, filter,
+ *    budget), with the links it takes. Only found corridors are stored.
+ *
+ * Which entry point uses which level:
+ *  - nav_find_path_cached (the `path` endpoint): level 1 only, so the answer
+ *    always equals a fresh nav_find_path (option "a"). Level 2 is not used
+ *    for `path`: string pulling in the canonical corridor is up to 0.6 %
+ *    longer than the exact-point corridor search on the shared Recast
+ *    meshes, which would break the "no longer than Detour" bar of
+ *    tests/check_shared_queries.c, and for OPTIMAL a corridor would not give
+ *    the global optimum. Repeated `path` requests (same points) still never
+ *    search again.
+ *  - nav_find_path_reuse (steering): level 2 only. Its answer is DEFINED as
+ *    the canonical corridor string-pulled for the exact points, whenever a
+ *    canonical corridor exists; otherwise (end unreachable, exclusions cut
+ *    the way, budget exhausted) the fresh nav_find_path answer. With or
+ *    without a cache the answer is the same; thousands of agents chasing one
+ *    target share one search per polygon pair.
  *
  * Bypass. Requests with res->expanded set (debug) are never cached.
  */
@@ -99,22 +106,25 @@ void nav_cache_clear(nav_cache *c);
 void nav_cache_stats_get(const nav_cache *c, nav_cache_stats *out);
 
 /*
- * nav_find_path through the cache, for the `path` endpoint. Level 1 (exact
- * requests) for every algorithm: identical to nav_find_path's answer.
- * Level 2 (corridor reuse) only for the CORRIDOR algorithm, with the caveat
- * above.
- * c == NULL (or res->expanded set): plain nav_find_path, *outcome = BYPASS.
- * outcome may be NULL. Thread-safe on c; q is the caller's own.
+ * nav_find_path through the cache, for the `path` endpoint: level 1 (exact
+ * requests) only, so the answer is identical to nav_find_path's in every
+ * case. c == NULL (or res->expanded set): plain nav_find_path, *outcome =
+ * BYPASS. outcome may be NULL. Thread-safe on c; q is the caller's own.
  */
 nav_status nav_find_path_cached(nav_query *q, nav_cache *c, const nav_mesh *m,
                                 const nav_path_request *req, nav_path_result *res,
                                 nav_cache_result *outcome);
 
 /*
- * Like nav_find_path_cached, but level 2 also serves OPTIMAL requests: the
- * answer may be the shortest path within a corridor searched earlier for
- * other points in the same polygon pair (valid, on the mesh, through the
- * same polygons, possibly longer than the global optimum). For steering.
+ * The path through the canonical corridor of the snapped polygon pair
+ * (memoised in level 2), string-pulled for the exact points; when the pair
+ * has no canonical corridor, nav_find_path's answer. The path is valid and
+ * on the mesh, through the corridor's polygons, possibly a little longer
+ * than a fresh search for these points; algorithm is CORRIDOR and
+ * nodes_expanded the canonical search's. The result depends on the request
+ * and the mesh only: c == NULL computes the same answer (*outcome =
+ * BYPASS). res->expanded set: computed without the cache, not recorded.
+ * For steering. Thread-safe on c; q is the caller's own.
  */
 nav_status nav_find_path_reuse(nav_query *q, nav_cache *c, const nav_mesh *m,
                                const nav_path_request *req, nav_path_result *res,

@@ -18,6 +18,9 @@ static inline float nav_minf(float a, float b) {
 static inline float nav_maxf(float a, float b) {
     return a > b ? a : b;
 }
+static inline double nav_maxd(double a, double b) {
+    return a > b ? a : b;
+}
 
 typedef struct nav_bvh_item {
     float c[3]; /* box centre */
@@ -178,12 +181,44 @@ uint32_t nav_mesh_query_box(const nav_mesh *m, const float bmin[3], const float 
     return count;
 }
 
+/* Best candidate so far, ranked by (d, polygon id); ties go to the lower id. */
+typedef struct nav_nearest_best {
+    uint32_t poly;
+    double d;
+    float pt[3];
+} nav_nearest_best;
+
+static void nav_nearest_offer(nav_nearest_best *b, uint32_t q, double d, const float pt[3]) {
+    if (d < b->d || (d == b->d && q < b->poly)) {
+        b->poly = q;
+        b->d = d;
+        b->pt[0] = pt[0];
+        b->pt[1] = pt[1];
+        b->pt[2] = pt[2];
+    }
+}
+
+/* Lower bound of |surface y - p.y| anywhere on polygon q: its y range
+   includes its detail vertices, and the height lookup leaves it only by its
+   barycentric slack and rounding, which yslack covers generously. */
+static double nav_y_gap(const float *pb, const float p[3]) {
+    double yslack = 1e-4 * (1.0 + fabs((double)pb[1]) + fabs((double)pb[4]));
+    return nav_maxd(nav_maxd((double)pb[1] - p[1], (double)p[1] - pb[4]) - yslack, 0.0);
+}
+
 /*
  * Traverses the index directly (no candidate buffer, so no allocation).
  * Candidates are ranked in two tiers: polygons containing p in xz, by the
  * vertical distance to their surface; then the others, by the 3-D distance
  * to their closest point. Both only count when the snapped point stays in
  * the box p +- ext. Ties go to the lower polygon id.
+ *
+ * Height lookups are the expensive part, so: a first pass considers only
+ * the containing polygons (any of them beats every other polygon), and only
+ * when none qualifies does a second pass rank the others; and in both a
+ * candidate gets a height lookup only when bounds from its box (y range, xz
+ * distance) leave it a chance to win or tie. Only strictly worse candidates
+ * are skipped, so the result equals the exhaustive search's.
  */
 nav_status nav_nearest_unchecked(const nav_mesh *m, const float p[3], const float ext[3],
                                  uint64_t exclude_mask, uint32_t *poly, float out[3]) {
@@ -192,66 +227,73 @@ nav_status nav_nearest_unchecked(const nav_mesh *m, const float p[3], const floa
         bmin[a] = p[a] - ext[a];
         bmax[a] = p[a] + ext[a];
     }
-    uint32_t best = NAV_NONE;
-    int best_tier = 2;
-    double best_d = INFINITY;
-    float best_pt[3] = {0, 0, 0};
-    for (uint32_t i = 0; i < m->nbvh;) {
-        const nav_bvh_node *n = &m->bvh[i];
-        bool hit = nav_overlap(bmin, bmax, n->bmin, n->bmax);
-        bool leaf = n->index >= 0;
-        i += (hit || leaf) ? 1 : (uint32_t)(-n->index);
-        if (!leaf || !hit)
-            continue;
-        uint32_t q = (uint32_t)n->index;
-        if ((exclude_mask >> m->areas[q]) & 1)
-            continue;
-        int tier;
-        double d;
-        float pt[3];
-        if (nav_contains_unchecked(m, q, p[0], p[2])) {
-            tier = 0;
-            pt[0] = p[0];
-            pt[2] = p[2];
-            pt[1] = nav_height_unchecked(m, q, p[0], p[2]);
-            d = fabs((double)pt[1] - p[1]);
-        } else {
-            /* A containing polygon always beats this one; and no point of
-               this polygon is closer than its box, so skip the exact work
-               when the box is already farther than the best (exact pruning:
-               results equal the unpruned search). */
-            if (best_tier == 0)
+    nav_nearest_best best = {NAV_NONE, INFINITY, {0, 0, 0}};
+    for (int pass = 0; pass < 2 && best.poly == NAV_NONE; pass++) {
+        for (uint32_t i = 0; i < m->nbvh;) {
+            const nav_bvh_node *n = &m->bvh[i];
+            bool hit = nav_overlap(bmin, bmax, n->bmin, n->bmax);
+            bool leaf = n->index >= 0;
+            i += (hit || leaf) ? 1 : (uint32_t)(-n->index);
+            if (!leaf || !hit)
+                continue;
+            uint32_t q = (uint32_t)n->index;
+            if ((exclude_mask >> m->areas[q]) & 1)
                 continue;
             const float *pb = &m->poly_bounds[6 * (size_t)q];
-            double lb2 = 0;
-            for (int a = 0; a < 3; a++) {
-                double g = fmax(fmax((double)pb[a] - p[a], (double)p[a] - pb[3 + a]), 0.0);
-                lb2 += g * g;
-            }
-            if (best_tier == 1 && lb2 > best_d * best_d)
+            double ylb = nav_y_gap(pb, p);
+            if (ylb > ext[1] || ylb > best.d)
                 continue;
-            tier = 1;
-            nav_closest_unchecked(m, q, p, pt);
-            d = nav_dist3d(p, pt);
-        }
-        if (fabsf(pt[0] - p[0]) > ext[0] || fabsf(pt[1] - p[1]) > ext[1] ||
-            fabsf(pt[2] - p[2]) > ext[2])
-            continue;
-        if (tier < best_tier || (tier == best_tier && (d < best_d || (d == best_d && q < best)))) {
-            best = q;
-            best_tier = tier;
-            best_d = d;
-            best_pt[0] = pt[0];
-            best_pt[1] = pt[1];
-            best_pt[2] = pt[2];
+            bool inside = nav_contains_unchecked(m, q, p[0], p[2]);
+            float pt[3];
+            double d;
+            if (pass == 0) {
+                if (!inside)
+                    continue;
+                pt[0] = p[0];
+                pt[2] = p[2];
+                pt[1] = nav_height_unchecked(m, q, p[0], p[2]);
+                d = fabs((double)pt[1] - p[1]);
+            } else {
+                /* (pass 0 found no containing polygon within ext, so an
+                   inside one here is out of the box.) No point of the
+                   polygon is closer than its box; then the closest
+                   boundary point's xz distance with ylb bounds the 3-D
+                   distance: each check can spare the height lookup. */
+                if (inside)
+                    continue;
+                double lb2 = 0;
+                for (int a = 0; a < 3; a++) {
+                    double g =
+                        nav_maxd(nav_maxd((double)pb[a] - p[a], (double)p[a] - pb[3 + a]), 0.0);
+                    lb2 += g * g;
+                }
+                if (lb2 > best.d * best.d)
+                    continue;
+                /* As nav_closest_unchecked, with the height last. */
+                double ox, oz;
+                nav_boundary_closest_xz(m, q, p[0], p[2], &ox, &oz);
+                pt[0] = (float)ox;
+                pt[2] = (float)oz;
+                if (fabsf(pt[0] - p[0]) > ext[0] || fabsf(pt[2] - p[2]) > ext[2])
+                    continue;
+                double dx = (double)pt[0] - p[0], dz = (double)pt[2] - p[2];
+                if (dx * dx + dz * dz + ylb * ylb > best.d * best.d)
+                    continue;
+                pt[1] = nav_height_unchecked(m, q, ox, oz);
+                d = nav_dist3d(p, pt);
+            }
+            if (fabsf(pt[0] - p[0]) > ext[0] || fabsf(pt[1] - p[1]) > ext[1] ||
+                fabsf(pt[2] - p[2]) > ext[2])
+                continue;
+            nav_nearest_offer(&best, q, d, pt);
         }
     }
-    if (best == NAV_NONE)
+    if (best.poly == NAV_NONE)
         return NAV_E_OFF_MESH;
-    *poly = best;
-    out[0] = best_pt[0];
-    out[1] = best_pt[1];
-    out[2] = best_pt[2];
+    *poly = best.poly;
+    out[0] = best.pt[0];
+    out[1] = best.pt[1];
+    out[2] = best.pt[2];
     return NAV_OK;
 }
 

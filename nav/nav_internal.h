@@ -95,10 +95,12 @@ struct nav_mesh {
        - poly_corner[s + k]: 1 when vertex k of p is a corner of the fan of
          polygons joined to p by edges, with no area excluded (the walkable
          angle around it exceeds 180 degrees; see nav_optimal.c);
+       - poly_open[p]: how many edges of p have a neighbour (at most 255);
        - area_mask: bit a set when some polygon has area a (an exclude mask
          that misses every present area leaves poly_corner valid). */
     uint32_t *poly_twin;
     uint8_t *poly_corner;
+    uint8_t *poly_open;
     uint64_t area_mask;
 };
 

@@ -89,7 +89,9 @@ void nav_mesh_free(nav_mesh *m) {
     free(m->bvh);
     free(m->poly_twin);
     free(m->poly_corner);
+    free(m->poly_open);
     free(x->link_in);
+    nav_height_accel_free(x);
     free(x);
 }
 
@@ -842,8 +844,9 @@ static nav_status nav_build_polys(nav_mesh_ext *x, const nav_mesh_input *in, nav
     m->areas = nav_alloc(x, m->npolys, sizeof *m->areas);
     m->poly_twin = nav_alloc(x, w, sizeof *m->poly_twin);
     m->poly_corner = nav_alloc(x, w, sizeof *m->poly_corner);
+    m->poly_open = nav_alloc(x, m->npolys, sizeof *m->poly_open);
     if (!m->verts || !m->poly_start || !m->poly_verts || !m->poly_nei || !m->areas ||
-        !m->poly_twin || !m->poly_corner)
+        !m->poly_twin || !m->poly_corner || !m->poly_open)
         return nav_set_error(err, NAV_E_NOMEM, "out of memory");
     for (uint32_t v = 0; v < nv; v++)
         memcpy(&m->verts[3 * (size_t)v], &in->verts[3 * (size_t)t->orig_of[v]], 3 * sizeof(float));
@@ -1005,6 +1008,8 @@ nav_status nav_mesh_build(const nav_mesh_input *in, const nav_mesh_limits *limit
         nav_optimal_corners(m);
     if (st == NAV_OK && nav_build_geometry(x) != NAV_OK)
         st = nav_set_error(err, NAV_E_NOMEM, "out of memory");
+    if (st == NAV_OK && nav_height_accel_build(x) != NAV_OK)
+        st = nav_set_error(err, NAV_E_NOMEM, "out of memory indexing the detail mesh");
     if (st == NAV_OK && nav_index_build(m) != NAV_OK)
         st = nav_set_error(err, NAV_E_NOMEM, "out of memory building the spatial index");
     if (st == NAV_OK) {

@@ -64,7 +64,12 @@
  * that, searches allocate nothing. About 164 bytes per max_nodes (72 node,
  * 24 open list, 48 root record, 16 trail, 4 free list: 10.7 MB for 65536)
  * plus, for the largest mesh, 24 bytes per vertex, 8 per polygon and 24 per
- * polygon edge.
+ * polygon edge. The mesh itself carries the search's derived data (corner
+ * flags and edge twins, nav_internal.h), built once with the mesh.
+ *
+ * Speed (Polyanya's collapse): when an expansion yields exactly one
+ * successor, it is expanded at once instead of a push and a pop; the goal
+ * node always goes through the open list, so answers are unchanged.
  */
 #include "nav/nav_optimal.h"
 
@@ -98,12 +103,11 @@ typedef struct opt_node {
     uint32_t rec;          /* root */
     uint32_t poly;         /* polygon to expand (GOAL: the polygon the goal was seen from) */
     uint32_t trail;        /* corridor record of poly */
-    uint32_t entry;        /* vertex id where the entry edge starts, NAV_NONE for START */
+    uint32_t elocal;       /* local index of the entry edge in poly (none for START) */
     double ta, tb;         /* A and B as parameters of the entry edge (dominance) */
-    uint32_t elocal;       /* local index of the entry edge in poly */
     uint32_t dver;         /* edge reference version last tested by dominated(), 0: none */
     uint8_t kind, flags;
-} opt_node;
+} opt_node; /* 72 bytes */
 
 typedef struct opt_heap {
     double f, g;
@@ -124,9 +128,11 @@ typedef struct opt_vstate {
 /* The last node expanded through an edge (entering its polygon), with its
    interval as edge parameters: dominance pruning of later nodes. */
 typedef struct opt_estate {
-    uint32_t gen, rec;
+    /* version of this reference: current in this search when > ever0, and
+       changed whenever the reference is (also the generation stamp) */
+    uint32_t ver;
+    uint32_t rec;
     double t0, t1;
-    uint32_t ver; /* changes whenever the reference does (never 0) */
 } opt_estate;
 
 typedef struct opt_pstate {
@@ -151,7 +157,8 @@ struct nav_optimal {
     opt_estate *etab;
     uint32_t etab_cap;
     uint32_t gen;
-    uint32_t ever; /* last edge reference version handed out */
+    uint32_t ever;  /* last edge reference version handed out */
+    uint32_t ever0; /* ever when the current search started */
 
     /* per search */
     const nav_mesh *m;
@@ -190,8 +197,8 @@ static inline double dist(double ax, double az, double bx, double bz) {
 /* Shortest root r -> segment [a, b] -> p, for p on the far side of (or on)
    the line ab, where the cone r->a, r->b has a on its positive side.
    *turn: 0 straight, 1 bending at a, 2 bending at b. */
-static double via(double rx, double rz, double ax, double az, double bx, double bz, double px,
-                  double pz, int *turn) {
+static inline double via(double rx, double rz, double ax, double az, double bx, double bz,
+                         double px, double pz, int *turn) {
     if (orient(rx, rz, ax, az, px, pz) < 0) {
         *turn = 1;
         return dist(rx, rz, ax, az) + dist(ax, az, px, pz);
@@ -206,8 +213,8 @@ static double via(double rx, double rz, double ax, double az, double bx, double 
 
 /* Polyanya's heuristic: the goal mirrored onto the far side of the interval's
    line, then the shortest root -> interval -> goal length. */
-static double heur(double rx, double rz, double ax, double az, double bx, double bz, double tx,
-                   double tz) {
+static inline double heur(double rx, double rz, double ax, double az, double bx, double bz,
+                          double tx, double tz) {
     if (orient(ax, az, bx, bz, tx, tz) > 0) {
         double dx = bx - ax, dz = bz - az, l2 = dx * dx + dz * dz;
         if (l2 > 0) {
@@ -352,9 +359,14 @@ static int corner_walk(const nav_mesh *m, uint64_t excl, uint32_t p, uint32_t k)
 }
 
 void nav_optimal_corners(nav_mesh *m) {
-    for (uint32_t p = 0; p < m->npolys; p++)
-        for (uint32_t k = 0; k < nav_poly_nverts(m, p); k++)
+    for (uint32_t p = 0; p < m->npolys; p++) {
+        uint32_t open = 0;
+        for (uint32_t k = 0; k < nav_poly_nverts(m, p); k++) {
             m->poly_corner[m->poly_start[p] + k] = (uint8_t)corner_walk(m, 0, p, k);
+            open += m->poly_nei[m->poly_start[p] + k] != NAV_NONE;
+        }
+        m->poly_open[p] = (uint8_t)(open < 255 ? open : 255);
+    }
 }
 
 /* Corner test for the current search: the mesh's precomputed flag when the
@@ -474,16 +486,26 @@ static double seg_dist(double px, double pz, double ax, double az, double bx, do
     return dist(px, pz, ax + u * dx, az + u * dz);
 }
 
-static int dominated(const nav_optimal *o, opt_node *nd) {
+static int dominated_by(const nav_optimal *o, opt_node *nd, const opt_estate *es);
+
+/* The quick exits inline (most calls), the geometric test out of line. */
+static inline int dominated(const nav_optimal *o, opt_node *nd) {
     const opt_estate *es = &o->etab[o->m->poly_start[nd->poly] + nd->elocal];
     /* the node was tested against this very reference when generated (or
        there was none then and is none now): the answer cannot change */
-    uint32_t ver = es->gen == o->gen ? es->ver : 0;
+    uint32_t ver = es->ver > o->ever0 ? es->ver : 0;
     if (ver == nd->dver)
         return 0;
     nd->dver = ver;
-    if (es->gen != o->gen || es->rec == nd->rec)
+    if (ver == 0 || es->rec == nd->rec)
         return 0;
+    return dominated_by(o, nd, es);
+}
+
+/* Does the current reference es of nd's edge dominate nd? May trim nd to the
+   part es does not cover. */
+static __attribute__((noinline)) int dominated_by(const nav_optimal *o, opt_node *nd,
+                                                  const opt_estate *es) {
     double lo = nd->ta > es->t0 ? nd->ta : es->t0, hi = nd->tb < es->t1 ? nd->tb : es->t1;
     if (hi - lo <= OPT_TEPS)
         return 0;
@@ -529,7 +551,7 @@ static int dominated(const nav_optimal *o, opt_node *nd) {
    the wider interval when both are the same root's. */
 static void record_edge(nav_optimal *o, const opt_node *nd) {
     opt_estate *es = &o->etab[o->m->poly_start[nd->poly] + nd->elocal];
-    if (es->gen == o->gen) {
+    if (es->ver > o->ever0) {
         /* keep the cheaper reference at the new interval's middle */
         const opt_rec *r = &o->recs[nd->rec], *ro = &o->recs[es->rec];
         double mx = 0.5 * (nd->ax + nd->bx), mz = 0.5 * (nd->az + nd->bz);
@@ -537,13 +559,10 @@ static void record_edge(nav_optimal *o, const opt_node *nd) {
             nd->tb - nd->ta <= es->t1 - es->t0)
             return;
     }
-    es->gen = o->gen;
     es->rec = nd->rec;
     es->t0 = nd->ta;
     es->t1 = nd->tb;
-    if (++o->ever == 0)
-        o->ever = 1;
-    es->ver = o->ever;
+    es->ver = ++o->ever; /* no wrap within a search: see prepare() */
 }
 
 static int goal_index(const nav_optimal *o, uint32_t p);
@@ -551,8 +570,11 @@ static int goal_index(const nav_optimal *o, uint32_t p);
 /* Entering polygon q through the edge that starts at vertex `entry` leads
    nowhere when q has no other passable edge, no link out and no goal: such
    nodes are not generated (Polyanya's dead-end pruning). */
-static int dead_end(const nav_optimal *o, uint32_t q, uint32_t el) {
+static inline int dead_end(const nav_optimal *o, uint32_t q, uint32_t el) {
     const nav_mesh *m = o->m;
+    /* nothing excluded: two edges with neighbours mean one besides the entry */
+    if (m->poly_open[q] >= 2 && !(o->excl & m->area_mask))
+        return 0;
     uint32_t s = m->poly_start[q], n = nav_poly_nverts(m, q);
     for (uint32_t k = 0; k < n; k++)
         if (k != el && passable(o, m->poly_nei[s + k]))
@@ -574,11 +596,18 @@ static void commit(nav_optimal *o, const opt_node *nn, double f) {
     heap_push(o, f, o->recs[nn->rec].g, idx);
 }
 
+/* f of a NORMAL node: g of its root plus Polyanya's heuristic. */
+static double node_f(const nav_optimal *o, const opt_node *nn) {
+    const opt_rec *r = &o->recs[nn->rec];
+    return r->g + heur(r->x, r->z, nn->ax, nn->az, nn->bx, nn->bz, o->tx, o->tz);
+}
+
 /* Generates a successor (f is computed here for K_NORMAL) unless pruned;
    for non-GOAL kinds also a corridor record for its polygon. */
-static void push_node(nav_optimal *o, uint8_t kind, uint32_t poly, uint32_t entry, uint32_t el,
-                      uint32_t rec, double ax, double az, double bx, double bz, uint8_t flags,
-                      double f, uint32_t trail_parent, double ta, double tb) {
+static inline __attribute__((always_inline)) void
+push_node(nav_optimal *o, uint8_t kind, uint32_t poly, uint32_t el, uint32_t rec, double ax,
+          double az, double bx, double bz, uint8_t flags, double f, uint32_t trail_parent,
+          double ta, double tb) {
     if (kind != K_NORMAL && f >= o->goal_f)
         return;
     if ((kind == K_NORMAL || kind == K_FULL) && dead_end(o, poly, el))
@@ -590,7 +619,6 @@ static void push_node(nav_optimal *o, uint8_t kind, uint32_t poly, uint32_t entr
                    .rec = rec,
                    .poly = poly,
                    .trail = trail_parent,
-                   .entry = entry,
                    .ta = ta,
                    .tb = tb,
                    .elocal = el,
@@ -601,10 +629,16 @@ static void push_node(nav_optimal *o, uint8_t kind, uint32_t poly, uint32_t entr
            interval dominance may have trimmed) */
         if (dominated(o, &nn))
             return;
-        const opt_rec *r = &o->recs[rec];
-        f = r->g + heur(r->x, r->z, nn.ax, nn.az, nn.bx, nn.bz, o->tx, o->tz);
-        if (f >= o->goal_f)
-            return;
+        /* f only orders the open list and prunes against a goal: a first
+           successor found before any goal gets it only if it is committed
+           (most such nodes are collapsed and never need it) */
+        if (o->nsucc == 0 && o->goal_f == INFINITY) {
+            f = NAN;
+        } else {
+            f = node_f(o, &nn);
+            if (f >= o->goal_f)
+                return;
+        }
     }
     if (kind == K_GOAL)
         o->goal_f = f;
@@ -627,7 +661,7 @@ static void push_node(nav_optimal *o, uint8_t kind, uint32_t poly, uint32_t entr
         return;
     }
     if (o->nsucc == 1)
-        commit(o, &o->pend, o->pend_f);
+        commit(o, &o->pend, isnan(o->pend_f) ? node_f(o, &o->pend) : o->pend_f);
     o->nsucc = 2;
     commit(o, &nn, f);
 }
@@ -637,7 +671,8 @@ static void push_node(nav_optimal *o, uint8_t kind, uint32_t poly, uint32_t entr
 /* Root at local vertex k of p (a turn of the path there), or NAV_NONE when
    k is not a corner or the vertex was already reached more cheaply. One
    record per vertex per expansion. */
-static uint32_t turn_rec(nav_optimal *o, uint32_t p, uint32_t k, uint32_t parent) {
+static inline __attribute__((always_inline)) uint32_t turn_rec(nav_optimal *o, uint32_t p,
+                                                               uint32_t k, uint32_t parent) {
     for (uint32_t i = 0; i < o->ntc; i++)
         if (o->tc_local[i] == k)
             return o->tc_rec[i];
@@ -663,7 +698,7 @@ static uint32_t turn_rec(nav_optimal *o, uint32_t p, uint32_t k, uint32_t parent
 }
 
 /* FULL node into nb (root on nb's boundary), once per root per polygon. */
-static void push_full(nav_optimal *o, uint32_t nb, uint32_t entry, uint32_t el, uint32_t rec,
+static void push_full(nav_optimal *o, uint32_t nb, uint32_t el, uint32_t rec,
                       uint32_t trail_parent) {
     opt_pstate *ps = &o->ptab[nb];
     if (ps->gen == o->gen && ps->rec == rec)
@@ -672,7 +707,7 @@ static void push_full(nav_optimal *o, uint32_t nb, uint32_t entry, uint32_t el, 
     ps->rec = rec;
     const opt_rec *r = &o->recs[rec];
     double f = r->g + dist(r->x, r->z, o->tx, o->tz);
-    push_node(o, K_FULL, nb, entry, el, rec, r->x, r->z, r->x, r->z, 0, f, trail_parent, 0, 1);
+    push_node(o, K_FULL, nb, el, rec, r->x, r->z, r->x, r->z, 0, f, trail_parent, 0, 1);
 }
 
 /*
@@ -680,15 +715,17 @@ static void push_full(nav_optimal *o, uint32_t nb, uint32_t entry, uint32_t el, 
  * j + 1) seen from root `rec`. from_start: the root is a START root, which
  * may lie a rounding error outside p: treat "outside" as "on the edge".
  */
-static void push_piece(nav_optimal *o, uint32_t p, uint32_t j, double t0, double t1, uint32_t rec,
-                       int from_start, uint32_t trail_parent) {
+static inline __attribute__((always_inline)) void push_piece(nav_optimal *o, uint32_t p, uint32_t j,
+                                                             double t0, double t1, uint32_t rec,
+                                                             int from_start,
+                                                             uint32_t trail_parent) {
     const nav_mesh *m = o->m;
     uint32_t s = m->poly_start[p], n = nav_poly_nverts(m, p);
     uint32_t j1 = j + 1 == n ? 0 : j + 1;
     uint32_t nb = m->poly_nei[s + j];
     const float *va = nav_vert(m, m->poly_verts[s + j]);
     const float *vb = nav_vert(m, m->poly_verts[s + j1]);
-    uint32_t entry = m->poly_verts[s + j1]; /* nb's edge runs vb -> va */
+    /* nb's edge runs vb -> va */
     uint32_t el = m->poly_twin[s + j] - m->poly_start[nb];
     const opt_rec *r = &o->recs[rec];
     double c = orient(va[0], va[2], vb[0], vb[2], r->x, r->z);
@@ -699,8 +736,7 @@ static void push_piece(nav_optimal *o, uint32_t p, uint32_t j, double t0, double
         double xx = t0 == 0 ? va[0] : va[0] + t0 * ex, xz = t0 == 0 ? va[2] : va[2] + t0 * ez;
         double yx = t1 == 1 ? vb[0] : va[0] + t1 * ex, yz = t1 == 1 ? vb[2] : va[2] + t1 * ez;
         uint8_t flags = (uint8_t)((t1 == 1 ? F_AVERT : 0) | (t0 == 0 ? F_BVERT : 0));
-        push_node(o, K_NORMAL, nb, entry, el, rec, yx, yz, xx, xz, flags, 0, trail_parent, 1 - t1,
-                  1 - t0);
+        push_node(o, K_NORMAL, nb, el, rec, yx, yz, xx, xz, flags, 0, trail_parent, 1 - t1, 1 - t0);
         return;
     }
     if (c > 0)
@@ -710,7 +746,7 @@ static void push_piece(nav_optimal *o, uint32_t p, uint32_t j, double t0, double
     double d0 = (r->x - va[0]) * ex + (r->z - va[2]) * ez;
     double l2 = ex * ex + ez * ez;
     if (d0 >= -1e-12 * l2 && d0 <= l2 * (1 + 1e-12)) {
-        push_full(o, nb, entry, el, rec, trail_parent);
+        push_full(o, nb, el, rec, trail_parent);
         return;
     }
     /* beyond an end: bend at the nearer end of the piece if it is a corner */
@@ -726,7 +762,7 @@ static void push_piece(nav_optimal *o, uint32_t p, uint32_t j, double t0, double
     }
     uint32_t nr = turn_rec(o, p, k, rec);
     if (nr != NAV_NONE)
-        push_full(o, nb, entry, el, nr, trail_parent);
+        push_full(o, nb, el, nr, trail_parent);
 }
 
 /* Cost of reaching point (px, pz) of the node's polygon from its root, and
@@ -786,8 +822,7 @@ static void expand_links(nav_optimal *o, const opt_node *nd) {
         o->recs[rb].key = key;
         o->recs[rb].link = id;
         double f = g + dist(b[0], b[2], o->tx, o->tz);
-        push_node(o, K_START, to_poly, NAV_NONE, 0, rb, b[0], b[2], b[0], b[2], 0, f, nd->trail, 0,
-                  0);
+        push_node(o, K_START, to_poly, 0, rb, b[0], b[2], b[0], b[2], 0, f, nd->trail, 0, 0);
     }
 }
 
@@ -795,7 +830,7 @@ static void expand_links(nav_optimal *o, const opt_node *nd) {
 static void expand_all(nav_optimal *o, const opt_node *nd) {
     const nav_mesh *m = o->m;
     uint32_t p = nd->poly, s = m->poly_start[p], n = nav_poly_nverts(m, p);
-    uint32_t skip = nd->entry == NAV_NONE ? n : nd->elocal;
+    uint32_t skip = nd->kind == K_START ? n : nd->elocal;
     for (uint32_t j = 0; j < n; j++) {
         if (j == skip || !passable(o, m->poly_nei[s + j]))
             continue;
@@ -872,7 +907,7 @@ static void expand(nav_optimal *o, const opt_node *nd) {
         uint32_t from;
         double g = reach(o, nd, o->tx, o->tz, &from);
         if (isfinite(g))
-            push_node(o, K_GOAL, nd->poly, NAV_NONE, 0, from, 0, 0, 0, 0, 0, g, nd->trail, 0, 0);
+            push_node(o, K_GOAL, nd->poly, 0, from, 0, 0, 0, 0, 0, g, nd->trail, 0, 0);
         return;
     }
     expand_links(o, nd);
@@ -956,6 +991,13 @@ static int prepare(nav_optimal *o, const nav_mesh *m) {
         memset(o->etab, 0, (size_t)o->etab_cap * sizeof *o->etab);
         o->gen = 1;
     }
+    /* a search records at most one edge reference per expansion (<= cap):
+       restart the versions while they cannot wrap within the next search */
+    if (o->ever > UINT32_MAX - o->cap - 1) {
+        memset(o->etab, 0, (size_t)o->etab_cap * sizeof *o->etab);
+        o->ever = 0;
+    }
+    o->ever0 = o->ever;
     o->m = m;
     o->nfree = o->nused = o->nheap = o->nrecs = o->ntrail = 0;
     o->overflow = 0;
@@ -1184,7 +1226,7 @@ nav_status nav_optimal_search(nav_optimal *o, const nav_mesh *m, uint32_t start_
     }
     o->ntrail = 0;
     o->nsucc = 2; /* the start node goes to the open list */
-    push_node(o, K_START, start_poly, NAV_NONE, 0, sr, start[0], start[2], start[0], start[2], 0,
+    push_node(o, K_START, start_poly, 0, sr, start[0], start[2], start[0], start[2], 0,
               dist(start[0], start[2], o->tx, o->tz), NAV_NONE, 0, 0);
 
     uint32_t expanded = 0;

@@ -35,9 +35,10 @@ nav_status nav_optimal_search(nav_optimal *o, const nav_mesh *m, uint32_t start_
                               const float start[3], uint32_t end_poly, const float end[3],
                               uint64_t exclude_mask, uint32_t max_nodes, nav_path_result *res);
 
-/* Fills m->poly_corner (mesh build time, needs m->poly_nei; see
-   nav_internal.h): which polygon corners a taut path may bend at when no
-   area is excluded. */
+/* Fills m->poly_corner and m->poly_open (mesh build time, needs
+   m->poly_nei; see nav_internal.h): which polygon corners a taut path may
+   bend at when no area is excluded, and how many neighbours each polygon
+   has. */
 void nav_optimal_corners(nav_mesh *m);
 
 #endif

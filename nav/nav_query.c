@@ -13,8 +13,10 @@
  * cost, admissible and consistent. Using the exact points (rather than, say,
  * polygon centroids) matters: on the shared Recast meshes the centroid model
  * string-pulls up to 0.6 % longer than Detour on average, this one 0-0.55 %
- * shorter. The price is that the corridor depends on the exact points, which
- * nav_cache.h documents for corridor reuse.
+ * shorter. The price is that the corridor depends on the exact points, so
+ * it cannot be shared between requests: corridor reuse (nav_cache.h) uses
+ * nav_path_canonical instead, the same search between the two polygons'
+ * centroids, whose corridor is a function of the polygon pair alone.
  *
  * Dispatch and partial paths (what nav_find_path promises):
  * - AUTO and OPTIMAL use the optimal search when every passable area costs
@@ -887,5 +889,51 @@ nav_status nav_find_path(nav_query *q, const nav_mesh *m, const nav_path_request
         st = nav_path_snap(m, req, &prep, res);
     if (st == NAV_OK)
         st = nav_path_run(q, m, &prep, res);
+    return st;
+}
+
+/* ---------------------------------------------------------------- canonical corridor */
+
+nav_status nav_path_canonical(nav_query *q, const nav_mesh *m, const nav_path_prep *prep,
+                              uint32_t *nodes_expanded) {
+    q->corr_n = 0;
+    *nodes_expanded = 0;
+    if (prep->sp == NAV_NONE || prep->ep == NAV_NONE)
+        return NAV_E_INVALID_ARG;
+    if (!nav_mesh_reachable(m, prep->sp, prep->ep))
+        return NAV_E_NOT_FOUND;
+    /* The search's costs see only the two centroids, never the request's
+       points: the corridor is a function of (mesh, sp, ep, filter, budget).
+       No debug output is recorded (the scratch result has no buffers). */
+    nav_path_result scratch;
+    memset(&scratch, 0, sizeof scratch);
+    const float *cs = &m->poly_centroid[3 * (size_t)prep->sp];
+    const float *ce = &m->poly_centroid[3 * (size_t)prep->ep];
+    search_out so =
+        corridor_search(q, m, prep->sp, cs, prep->ep, ce, &prep->filter, prep->budget, &scratch);
+    *nodes_expanded = scratch.nodes_expanded;
+    if (so.outcome != SEARCH_REACHED)
+        return so.outcome == SEARCH_BUDGET ? NAV_E_LIMIT : NAV_E_NOT_FOUND;
+    q->corr_n = extract_corridor(q, so.goal_node);
+    return NAV_OK;
+}
+
+nav_status nav_path_pull_corridor(const nav_mesh *m, const nav_path_prep *prep,
+                                  const uint32_t *polys, const uint32_t *via, uint32_t n,
+                                  uint32_t nodes_expanded, nav_path_result *res) {
+    res->flags = 0;
+    res->nexpanded = 0;
+    copy3(res->start, prep->spt);
+    copy3(res->end, prep->ept);
+    res->start_poly = prep->sp;
+    res->end_poly = prep->ep;
+    res->algorithm = NAV_ALGO_CORRIDOR;
+    res->nodes_expanded = nodes_expanded;
+    nav_status st = nav_string_pull(m, polys, via, n, prep->spt, prep->ept, res);
+    if (st != NAV_OK) {
+        clear_outputs(res);
+        res->start_poly = prep->sp;
+        res->end_poly = prep->ep;
+    }
     return st;
 }

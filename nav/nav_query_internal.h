@@ -108,4 +108,25 @@ nav_status nav_path_snap(const nav_mesh *m, const nav_path_request *req, nav_pat
 nav_status nav_path_run(nav_query *q, const nav_mesh *m, const nav_path_prep *prep,
                         nav_path_result *res);
 
+/*
+ * The canonical corridor of (sp, ep) under the prep's filter and budget:
+ * the corridor A* run from sp's centroid to ep's centroid, so its costs do
+ * not depend on the request's exact points and ties are broken by the
+ * search's fixed order (heap: lower f, then lower node index). The result
+ * is a pure function of (mesh, sp, ep, filter, budget): caching it is mere
+ * memoisation. On NAV_OK it is in q->corr_polys / corr_via (q->corr_n).
+ * NAV_E_NOT_FOUND: ep is not reachable from sp (components or the filter's
+ * exclusions); NAV_E_LIMIT: the budget ran out. *nodes_expanded: the
+ * search's expansions. prep must be snapped (sp, ep set).
+ */
+nav_status nav_path_canonical(nav_query *q, const nav_mesh *m, const nav_path_prep *prep,
+                              uint32_t *nodes_expanded);
+
+/* The answer for the prep's exact points through the corridor polys/via[0..n)
+   (which must lead from prep->sp to prep->ep): string pulling, plus start,
+   end, polygons, algorithm CORRIDOR and nodes_expanded as given. */
+nav_status nav_path_pull_corridor(const nav_mesh *m, const nav_path_prep *prep,
+                                  const uint32_t *polys, const uint32_t *via, uint32_t n,
+                                  uint32_t nodes_expanded, nav_path_result *res);
+
 #endif

@@ -7,13 +7,17 @@
  *   3. build a uniform-grid spatial hash over agents and obstacles, so each
  *      agent's neighbour search is local and the tick is linear in agents;
  *   4. per agent: the behaviour proposes a desired velocity (path following
- *      through nav_find_path for seek / arrive / pursue / hide), avoidance
+ *      through nav_find_path_reuse for seek / arrive / pursue / hide: the
+ *      canonical corridor of the polygon pair, string-pulled for the exact
+ *      points, nav_cache.h), avoidance
  *      corrects it (nav_steer_avoid.c), limits apply, and the agent moves
  *      along the surface (nav_move.c);
  *   5. agents that still overlap are pushed apart, again along the surface.
  * Every agent reads only the input state of the others (never a neighbour's
  * new velocity), so the result does not depend on the processing order and
- * the same input gives bit-identical output.
+ * the same input gives bit-identical output, whatever the path cache holds
+ * and whatever this scratch computed before (the scratch keeps nothing
+ * between ticks that an answer depends on).
  */
 #include <math.h>
 #include <stdio.h>
@@ -73,20 +77,12 @@ void nav_steer_params_default(nav_steer_params *p) {
 
 /* ---- scratch ---- */
 
-/* Bytes of memo per polygon id: the id, half an index slot, 1/32 record. */
-#define MEMO_BYTES_PER_ID                                                                          \
-    (sizeof(uint32_t) + sizeof(steer_memo_slot) / 2 + sizeof(steer_memo_rec) / 32)
-
 nav_steer *nav_steer_new(uint32_t max_agents, uint32_t max_obstacles) {
-    /* 1024 polygon ids per agent: room for each agent's corridor across a
-       large mesh, so corridors of one tick do not evict each other */
-    uint64_t ids = STEER_MEMO_MIN;
-    while (ids < STEER_MEMO_MAX && ids < 1024ull * max_agents)
-        ids <<= 1;
-    return nav_steer_new_memo(max_agents, max_obstacles, (size_t)ids * MEMO_BYTES_PER_ID);
+    return nav_steer_new_memo(max_agents, max_obstacles, 0);
 }
 
 nav_steer *nav_steer_new_memo(uint32_t max_agents, uint32_t max_obstacles, size_t memo_bytes) {
+    (void)memo_bytes; /* no memo any more: see nav_steer.h */
     if (max_agents == 0 || max_obstacles == 0 || max_agents > (1u << 24) ||
         max_obstacles > (1u << 24))
         return NULL;
@@ -105,28 +101,12 @@ nav_steer *nav_steer_new_memo(uint32_t max_agents, uint32_t max_obstacles, size_
     s->item_cell = calloc(2 * (size_t)items, sizeof *s->item_cell);
     s->item_bucket = calloc(items, sizeof *s->item_bucket);
     s->fill = calloc(s->nbuckets, sizeof *s->fill);
-    /* the largest power of two of ids within memo_bytes (at least the floor) */
-    s->memo_cap = STEER_MEMO_MIN;
-    while (s->memo_cap < STEER_MEMO_MAX &&
-           (uint64_t)s->memo_cap * 2 * MEMO_BYTES_PER_ID <= (uint64_t)memo_bytes)
-        s->memo_cap <<= 1;
-    s->memo_on = memo_bytes > 0;
-    s->memo_nrecs = s->memo_cap / 32;
-    s->memo_nidx = s->memo_cap / 2;
-    s->memo_polys = malloc(s->memo_cap * sizeof *s->memo_polys);
-    s->memo_recs = calloc(s->memo_nrecs, sizeof *s->memo_recs);
-    s->memo_index = calloc(s->memo_nidx, sizeof *s->memo_index);
-    s->via_none = malloc(STEER_PATH_POLYS * sizeof *s->via_none);
     s->push = calloc(2 * (size_t)max_agents, sizeof *s->push);
     if (!s->agents || !s->bucket_start || !s->items || !s->item_cell || !s->item_bucket ||
-        !s->fill || !s->push || !s->memo_polys || !s->memo_recs || !s->memo_index || !s->via_none) {
+        !s->fill || !s->push) {
         nav_steer_free(s);
         return NULL;
     }
-    for (uint32_t k = 0; k < STEER_PATH_POLYS; k++)
-        s->via_none[k] = NAV_NONE;
-    /* every record starts invalid: its abs (0) is a full ring behind */
-    s->memo_wpos = (uint64_t)s->memo_cap + 1;
     s->path.corners = s->corners;
     s->path.polys = s->polys;
     s->path.links = s->links;
@@ -143,10 +123,6 @@ void nav_steer_free(nav_steer *s) {
     free(s->item_bucket);
     free(s->fill);
     free(s->push);
-    free(s->memo_polys);
-    free(s->memo_recs);
-    free(s->memo_index);
-    free(s->via_none);
     free(s);
 }
 
@@ -439,22 +415,9 @@ nav_status nav_step(nav_steer *s, const nav_mesh *m, nav_query *q, nav_cache *ca
     if (nagents > 0)
         memset(out, 0, (size_t)nagents * sizeof *out);
     s->n = nagents;
-    if (++s->tick == 0) { /* wrapped: make every memo entry stale explicitly */
+    if (++s->tick == 0) { /* wrapped: make every goal entry stale explicitly */
         memset(s->goals, 0, sizeof s->goals);
         s->tick = 1;
-    }
-    /* the memo's corridors belong to one mesh and one filter */
-    uint64_t fkey = 0;
-    if (params->filter) {
-        const unsigned char *fb = (const unsigned char *)params->filter;
-        fkey = 0xCBF29CE484222325ull;
-        for (size_t k = 0; k < sizeof *params->filter; k++)
-            fkey = (fkey ^ fb[k]) * 0x100000001B3ull;
-    }
-    if (m->uid != s->memo_mesh_uid || fkey != s->memo_filter_key) {
-        s->memo_wpos += (uint64_t)s->memo_cap + 1;
-        s->memo_mesh_uid = m->uid;
-        s->memo_filter_key = fkey;
     }
     s->mesh = m;
     s->query = q;

@@ -10,7 +10,8 @@
  * Stateless: the caller sends every agent's state each tick and gets back
  * the new velocity and position; nothing survives between calls except the
  * scratch buffers and the optional path cache. The same input yields
- * bit-identical output (no clock, no global RNG, fixed iteration order).
+ * bit-identical output (no clock, no global RNG, fixed iteration order),
+ * whether or not the path cache holds anything (see nav_step).
  *
  * Units: metres, seconds; y is up; steering happens in the xz plane and the
  * height of every returned position is the mesh surface (nav_mesh_height).
@@ -189,11 +190,10 @@ typedef struct nav_step_error {
  */
 nav_steer *nav_steer_new(uint32_t max_agents, uint32_t max_obstacles);
 /*
- * The same with the corridor memo's budget in bytes (0: no memo). The memo
- * keeps recent path corridors so an agent entering the next polygon of its
- * corridor reuses it instead of searching; it is consulted only when
- * nav_step gets a path cache. nav_steer_new gives it about 17 bytes x 1024
- * per agent, at most about 17 MiB. Its pages fill as it is used.
+ * The same; memo_bytes is ignored. (It sized a per-thread memo of corridor
+ * suffixes that made answers depend on the scratch's history; paths now
+ * come from canonical corridors, memoised only in the shared path cache.)
+ * Kept so existing callers build.
  */
 nav_steer *nav_steer_new_memo(uint32_t max_agents, uint32_t max_obstacles, size_t memo_bytes);
 void nav_steer_free(nav_steer *s);
@@ -211,12 +211,12 @@ nav_status nav_step_validate(const nav_steer_params *params, const nav_agent_in 
 /*
  * One steering tick for nagents agents: out must have nagents slots.
  * query: path search scratch (see nav_query_new); cache: NULL or a path cache
- * shared by the caller. Output is a pure function of the inputs and, when a
- * cache is given, of the corridors it holds (the corridor reused for a
- * polygon pair is the first one searched for it, a valid path that can
- * differ from a fresh search's): pass NULL for answers independent of any
- * history. Returns NAV_E_INVALID_ARG (err says which agent /
- * field), NAV_E_LIMIT when nagents or nobstacles exceed the scratch, else
+ * shared by the caller. Output is a pure function of the inputs and the
+ * mesh: paths follow the canonical corridor of each (agent polygon, goal
+ * polygon) pair (nav_find_path_reuse, nav_cache.h), which the cache only
+ * memoises, so a cold cache, a warm one or none (NULL) give identical bytes;
+ * the cache only saves searches. Returns NAV_E_INVALID_ARG (err says which
+ * agent / field), NAV_E_LIMIT when nagents or nobstacles exceed the scratch, else
  * NAV_OK; an agent whose position is not within params->extents of the mesh
  * gets NAV_E_OFF_MESH in its own slot and the others are answered.
  */

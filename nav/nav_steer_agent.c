@@ -104,63 +104,6 @@ static nav_status snap_goal(nav_steer *s, const float g[3], uint32_t *poly, floa
     return st;
 }
 
-static uint32_t memo_hash(const nav_steer *s, uint32_t poly, uint32_t end) {
-    uint32_t h = poly * 0x9E3779B1u ^ end * 0x85EBCA77u;
-    return (h ^ (h >> 15)) & (s->memo_nidx - 1);
-}
-
-/* Remembers a complete, link-free corridor under each of its polygons. */
-static void memo_insert(nav_steer *s, const nav_path_result *r) {
-    uint32_t n = r->npolys;
-    if (n == 0 || n > STEER_PATH_POLYS || n > s->memo_cap / 4 || r->nlinks > 0 ||
-        (r->flags & (NAV_PATH_PARTIAL_UNREACHABLE | NAV_PATH_PARTIAL_BUDGET | NAV_PATH_TRUNCATED)))
-        return;
-    uint64_t phys = s->memo_wpos % s->memo_cap;
-    if (phys + n > s->memo_cap) { /* never split a corridor: skip the tail */
-        s->memo_wpos += s->memo_cap - phys;
-        phys = 0;
-    }
-    memcpy(&s->memo_polys[phys], r->polys, n * sizeof *r->polys);
-    uint32_t rec = s->memo_rec_head++ & (s->memo_nrecs - 1);
-    s->memo_recs[rec].abs = s->memo_wpos;
-    s->memo_recs[rec].len = n;
-    s->memo_recs[rec].end_poly = r->end_poly;
-    for (uint32_t k = 0; k < n; k++) {
-        steer_memo_slot *sl = &s->memo_index[memo_hash(s, r->polys[k], r->end_poly)];
-        sl->abs = s->memo_wpos;
-        sl->poly = r->polys[k];
-        sl->end_poly = r->end_poly;
-        sl->rec = rec;
-        sl->pos = k;
-    }
-    s->memo_wpos += n;
-}
-
-/* The path from `start` (in poly) to `end` (in end_poly) along the suffix of
-   a remembered corridor through poly; false when none is remembered. */
-static bool memo_path(nav_steer *s, uint32_t poly, const float start[3], uint32_t end_poly,
-                      const float end[3]) {
-    const steer_memo_slot *sl = &s->memo_index[memo_hash(s, poly, end_poly)];
-    if (sl->poly != poly || sl->end_poly != end_poly)
-        return false;
-    const steer_memo_rec *rec = &s->memo_recs[sl->rec];
-    if (rec->abs != sl->abs || s->memo_wpos > sl->abs + s->memo_cap)
-        return false; /* the record or its polygons were overwritten since */
-    const uint32_t *suffix = &s->memo_polys[sl->abs % s->memo_cap + sl->pos];
-    uint32_t n = rec->len - sl->pos;
-    nav_path_result *r = &s->path;
-    r->ncorners = r->npolys = r->nlinks = r->nexpanded = 0;
-    r->flags = 0;
-    r->length = 0.0;
-    r->nodes_expanded = 0;
-    r->algorithm = NAV_ALGO_CORRIDOR;
-    memcpy(r->start, start, sizeof r->start);
-    memcpy(r->end, end, sizeof r->end);
-    r->start_poly = poly;
-    r->end_poly = end_poly;
-    return nav_string_pull(s->mesh, suffix, s->via_none, n, start, end, r) == NAV_OK;
-}
-
 /* The path from the agent to goal (through the cache when there is one). */
 static nav_status find_path(nav_steer *s, const steer_agent *a, const float goal[3]) {
     const nav_steer_params *pr = s->params;
@@ -191,20 +134,17 @@ static nav_status find_path(nav_steer *s, const steer_agent *a, const float goal
     r->max_links = STEER_PATH_LINKS;
     r->expanded = NULL;
     r->max_expanded = 0;
-    /* Corridor reuse (level 2 of the cache): thousands of agents chasing one
-       target share one search per polygon pair; each agent only re-pulls the
-       string in that corridor. The corridor is the one first searched for
-       that pair, so with a cache the answer can depend on what the cache
-       saw (always a valid path); s->cache == NULL gives fresh searches. */
-    if (s->cache && s->memo_on && memo_path(s, a->poly, a->pos, gpoly, req.end))
-        return NAV_OK;
-    st = nav_find_path_cached(s->query, s->cache, s->mesh, &req, r, NULL);
+    /* The canonical corridor of (start polygon, goal polygon) (level 2 of
+       the cache, nav_cache.h): thousands of agents chasing one target share
+       one search per polygon pair, each agent only re-pulls the string for
+       its exact points. The corridor does not depend on which request came
+       first, so the answer is the same with a cold cache, a warm one or
+       none (s->cache == NULL computes the same corridor). */
+    st = nav_find_path_reuse(s->query, s->cache, s->mesh, &req, r, NULL);
     if (st == NAV_E_OFF_MESH) {
         memcpy(req.extents, pr->extents, sizeof req.extents);
-        st = nav_find_path_cached(s->query, s->cache, s->mesh, &req, r, NULL);
+        st = nav_find_path_reuse(s->query, s->cache, s->mesh, &req, r, NULL);
     }
-    if (st == NAV_OK && s->cache && s->memo_on)
-        memo_insert(s, r);
     return st;
 }
 

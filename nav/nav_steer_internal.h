@@ -31,30 +31,6 @@ typedef struct steer_goal {
     uint32_t tick_valid; /* == nav_steer.tick when filled this tick */
 } steer_goal;
 
-/*
- * The corridor memo (used only with a path cache, whose answers already
- * depend on what it saw): corridors of recent path answers, indexed by
- * (polygon, end polygon). An agent walking along a corridor enters polygon
- * after polygon of it; each is a new (start, end) pair for the path cache,
- * i.e. a search, while the memo serves the corridor's suffix from that
- * polygon and only the string pulling runs. Fixed size, overwritten in
- * ring order, cleared when the mesh or the filter changes.
- */
-/* Sized by nav_steer_new_memo's budget: a power of two of polygon ids,
-   2^12 .. 2^20 (about 17 MiB), an index of half as many direct-mapped slots
-   and 1 record per 32 ids. */
-#define STEER_MEMO_MIN (1u << 12)
-#define STEER_MEMO_MAX (1u << 20)
-typedef struct steer_memo_rec {
-    uint64_t abs; /* absolute write position of its first polygon */
-    uint32_t len;
-    uint32_t end_poly;
-} steer_memo_rec;
-typedef struct steer_memo_slot {
-    uint64_t abs; /* the record's abs when the slot was written */
-    uint32_t poly, end_poly, rec, pos;
-} steer_memo_slot;
-
 /* Per-agent state of one tick. */
 typedef struct steer_agent {
     float pos[3];  /* snapped input position */
@@ -102,18 +78,6 @@ struct nav_steer {
 
     steer_goal goals[STEER_GOAL_MEMO];
 
-    bool memo_on;        /* a budget was given (0 disables the memo) */
-    uint32_t memo_cap;   /* polygon ids in the ring (power of two) */
-    uint32_t memo_nrecs; /* power of two */
-    uint32_t memo_nidx;  /* power of two */
-    uint32_t *memo_polys;
-    steer_memo_rec *memo_recs;
-    steer_memo_slot *memo_index;
-    uint32_t *via_none; /* STEER_PATH_POLYS x NAV_NONE: "entered through an edge" */
-    uint64_t memo_wpos;
-    uint32_t memo_rec_head;
-    uint64_t memo_mesh_uid;
-    uint64_t memo_filter_key;
     uint32_t tick; /* counts nav_step calls: invalidates goals[] at once */
 
     /* local boundary of the agent being avoided: 4 floats (ax, az, bx, bz) */

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -30,6 +31,9 @@
 #include "service/svc_config.h"
 #include "test_fixtures.h"
 #include "test_http.h"
+
+/* The gauge's sample line in /metrics, preceded by its newline. */
+#define IN_FLIGHT "\nnavd_requests_in_flight "
 
 /* Square [0,10]^2 with the hole [4,6]^2: grid lines 0, 4, 6, 10 on both axes,
    vertex (i, j) = index 4j + i at (xs[i], 0, zs[j]); 8 quads (all cells but the
@@ -887,6 +891,9 @@ START_TEST(health_and_metrics) {
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         ck_assert_msg(strstr(r.body, want[i]), "metrics lack '%s'", want[i]);
+    /* the scrape itself is in flight while the text is rendered */
+    const char *g = strstr(r.body, IN_FLIGHT);
+    ck_assert_msg(g && strtoul(g + strlen(IN_FLIGHT), NULL, 10) >= 1, "no in-flight gauge >= 1");
     /* a raw mesh name never becomes a label: routes are patterns */
     ck_assert_ptr_null(strstr(r.body, "route=\"/v1/navmeshes/w"));
     th_response_free(&r);
@@ -1022,6 +1029,26 @@ START_TEST(trickled_headers_are_cut) {
 }
 END_TEST
 
+/* Polls /metrics (for at most 30 s) until navd_requests_in_flight >= want
+   or fd has an answer to read. Returns 1 then, 0 on time-out. */
+static int wait_in_flight(int port, int fd, unsigned want) {
+    for (int i = 0; i < 3000; i++) {
+        struct pollfd pfd = {.fd = fd, .events = POLLIN};
+        if (poll(&pfd, 1, 0) > 0)
+            return 1;
+        th_response m;
+        if (th_request(port, "GET", "/metrics", NULL, NULL, 0, NULL, &m) == 0 && m.body) {
+            const char *g = strstr(m.body, IN_FLIGHT);
+            unsigned n = g ? (unsigned)strtoul(g + strlen(IN_FLIGHT), NULL, 10) : 0;
+            th_response_free(&m);
+            if (n >= want)
+                return 1;
+        }
+        usleep(10 * 1000);
+    }
+    return 0;
+}
+
 /* SIGTERM while an upload is being processed: the request still gets its
    201, the process exits 0, and the mesh is there after a restart. The body
    (a 200 x 200 grid, about 2 MB) is fully sent before the signal, so its
@@ -1057,6 +1084,12 @@ START_TEST(sigterm_finishes_in_flight) {
         ck_assert(w > 0);
         off += (size_t)w;
     }
+    /* The body being written only means it reached the socket buffer; the
+       server may not even have read the headers yet (ASan, a loaded CI
+       machine), and a request it never received is rightly not in flight.
+       Wait until it is: the gauge counts the PUT plus this scrape (>= 2), or
+       the PUT's answer is already readable (it finished first). */
+    ck_assert_msg(wait_in_flight(s.port, c.fd, 2), "the PUT never reached the server");
     kill(s.pid, SIGTERM);
     th_response r;
     ck_assert_int_eq(th_conn_read(&c, "PUT", &r), 0);

@@ -2,10 +2,12 @@
  * check_nav_cache: the path cache. A hit must be exactly the answer a fresh
  * search gives for the same request; keys must separate meshes (uids),
  * filters and budgets; eviction keeps the counters consistent; corridor
- * reuse gives valid paths; many threads on the same keys are safe (run
- * under ASan/UBSan by make test-san). The slot arena: fill/evict/clear
- * cycles keep answers exact and bytes within the budget, answers larger
- * than a shard are refused, and 8 threads churning it stay correct.
+ * reuse (steering's entry point) gives valid paths, equal to the answer
+ * without a cache (tests/check_determinism.c checks history independence);
+ * many threads on the same keys are safe (run under ASan/UBSan by make
+ * test-san). The slot arena: fill/evict/clear cycles keep answers exact and
+ * bytes within the budget, answers larger than a shard are refused, and 8
+ * threads churning both levels stay correct.
  */
 #include <check.h>
 #include <math.h>
@@ -278,36 +280,46 @@ START_TEST(corridor_reuse) {
     nav_cache_result o;
     nav_path_request r1 = req(1, 1, 9, 1, NAV_ALGO_CORRIDOR);
     nav_path_request r2 = req(1.5f, 0.5f, 8.5f, 1.5f, NAV_ALGO_CORRIDOR);
+    /* The path endpoint's entry point keeps exact answers only: other
+       points in the same polygons are a miss, answered as a fresh search. */
     ans_init(&a);
     ck_assert_int_eq(nav_find_path_cached(q, c, m, &r1, &a.res, &o), NAV_OK);
     ck_assert_int_eq(o, NAV_CACHE_MISS);
     ans_init(&b);
     ck_assert_int_eq(nav_find_path_cached(q, c, m, &r2, &b.res, &o), NAV_OK);
+    ck_assert_int_eq(o, NAV_CACHE_MISS);
+    ans_init(&fresh);
+    ck_assert_int_eq(nav_find_path(q, m, &r2, &fresh.res), NAV_OK);
+    ck_assert(same_answer(&fresh, &b));
+
+    /* Steering's entry point: one canonical corridor per polygon pair, the
+       second pair of points re-pulls the string in it. */
+    ans_init(&a);
+    ck_assert_int_eq(nav_find_path_reuse(q, c, m, &r1, &a.res, &o), NAV_OK);
+    ck_assert_int_eq(o, NAV_CACHE_MISS);
+    ans_init(&b);
+    ck_assert_int_eq(nav_find_path_reuse(q, c, m, &r2, &b.res, &o), NAV_OK);
     ck_assert_int_eq(o, NAV_CACHE_HIT);
     ck_assert_uint_eq(b.res.start_poly, a.res.start_poly);
     ck_assert_uint_eq(b.res.end_poly, a.res.end_poly);
     assert_valid_path(m, &b);
-    /* Here the corridor is the only one, so the reused path equals a fresh
+    /* Here the corridor is the only one, so the path equals a fresh
        search's: (1.5,0.5) -> (2,8) -> (8,8) -> (8.5,1.5), length
        sqrt(0.5^2 + 7.5^2) + 6 + sqrt(0.5^2 + 6.5^2). */
-    ans_init(&fresh);
-    ck_assert_int_eq(nav_find_path(q, m, &r2, &fresh.res), NAV_OK);
     ck_assert(same_path(&fresh, &b));
     ck_assert_uint_eq(b.res.ncorners, 4);
     ck_assert_double_eq_tol(b.res.length, sqrt(0.25 + 56.25) + 6 + sqrt(0.25 + 42.25), 1e-4);
     nav_cache_stats st;
     nav_cache_stats_get(c, &st);
     ck_assert_uint_eq(st.corridor_hits, 1);
-
-    /* The optimal algorithm never serves level 2 on nav_find_path_cached;
-       nav_find_path_reuse does. */
-    nav_path_request o1 = req(1, 1, 9, 1, NAV_ALGO_AUTO),
-                     o2 = req(1.5f, 0.5f, 8.5f, 1.5f, NAV_ALGO_AUTO);
+    /* and it is the answer without a cache, bit for bit */
     ans_init(&a);
-    ck_assert_int_eq(nav_find_path_cached(q, c, m, &o1, &a.res, &o), NAV_OK);
-    ans_init(&b);
-    ck_assert_int_eq(nav_find_path_cached(q, c, m, &o2, &b.res, &o), NAV_OK);
-    ck_assert_int_eq(o, NAV_CACHE_MISS);
+    ck_assert_int_eq(nav_find_path_reuse(q, NULL, m, &r2, &a.res, &o), NAV_OK);
+    ck_assert_int_eq(o, NAV_CACHE_BYPASS);
+    ck_assert(same_answer(&a, &b));
+
+    /* The canonical corridor does not depend on the algorithm asked for:
+       an AUTO request in the same pair is served by the same entry. */
     nav_path_request o3 = req(0.5f, 1.5f, 9.5f, 0.5f, NAV_ALGO_AUTO);
     ans_init(&b);
     ck_assert_int_eq(nav_find_path_reuse(q, c, m, &o3, &b.res, &o), NAV_OK);
@@ -379,7 +391,7 @@ static nav_path_request centroid_req(const nav_mesh *m, uint32_t p1, uint32_t p2
 START_TEST(arena_fill_evict_cycles) {
     /* Churn like steering's: 3000 lookups drawn from 48 requests through a
        cache of 8 KiB in 2 shards, cleared twice on the way. Reference: a
-       fresh search. nav_find_path_cached serves OPTIMAL requests only from
+       fresh search. nav_find_path_cached serves every request only from
        level 1, so every answer (hit or miss) must equal the fresh one bit
        for bit, whatever slots were recycled. Asking the request just
        answered again must hit: it was stored last (an answer here is well
@@ -592,7 +604,8 @@ END_TEST
 
 /* Each thread mixes shared keys (precomputed answers) with keys only it
    asks (points jittered inside polygons: constant insert + evict, like
-   steering), checking every answer against a fresh search. */
+   steering), checking every answer against a fresh search; every third
+   request also goes through level 2 (nav_find_path_reuse). */
 typedef struct churn_arg {
     const nav_mesh *m;
     nav_cache *c;
@@ -633,6 +646,17 @@ static void *churn(void *p) {
         h->lookups++;
         if (st != NAV_OK || !same_answer(a, want))
             h->bad++;
+        if (it % 3 == 0) {
+            /* level 2 too: steering's entry point gives the answer it
+               gives without a cache */
+            ans_init(f);
+            ans_init(a);
+            st = nav_find_path_reuse(q, h->c, h->m, &r, &a->res, &o);
+            h->lookups++;
+            if (st != NAV_OK || nav_find_path_reuse(q, NULL, h->m, &r, &f->res, NULL) != NAV_OK ||
+                !same_answer(a, f))
+                h->bad++;
+        }
     }
     free(a);
     free(f);

@@ -824,7 +824,7 @@ START_TEST(property_random_meshes_stay_on_mesh) {
         const float *oc = &m->poly_centroid[0];
         memcpy(w.obs[0].pos, oc, sizeof w.obs[0].pos);
         w.obs[0].radius = 0.5f;
-        /* with a path cache (and so the corridor memo) */
+        /* with a path cache (canonical corridors shared between agents) */
         nav_cache *cache = nav_cache_new((size_t)1 << 20, 4);
         w.cache = cache;
         uint32_t rbuf[256];

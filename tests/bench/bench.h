@@ -14,6 +14,8 @@ double bench_now(void);
 
 /* Optimal search figures (tests/bench/bench_optimal.c, optimal helper). */
 void bench_optimal(void) __attribute__((weak));
+/* Snapping and height lookup figures (tests/bench/bench_snap.c). */
+void bench_snap(void) __attribute__((weak));
 /* Steering figures (tests/bench/bench_steer.c, steering helper). */
 void bench_steer(void) __attribute__((weak));
 /* Mixed-traffic load/soak figures (tests/bench/bench_load.c, reliability helper). */

@@ -456,6 +456,8 @@ int main(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     printf("navd benchmarks (figures, not assertions)\n");
     bench_shared();
+    if (bench_snap)
+        bench_snap();
     bench_large();
     bench_cache();
     bench_http();

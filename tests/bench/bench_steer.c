@@ -201,8 +201,7 @@ static void run(const char *name, const nav_mesh *m, uint32_t n, int use_cache, 
         nav_cache_stats cs;
         nav_cache_stats_get(cache, &cs);
         double tot = (double)(cs.hits + cs.misses);
-        snprintf(extra, sizeof extra,
-                 ", path cache: %.0f%% of its lookups hit (the corridor memo answers first)",
+        snprintf(extra, sizeof extra, ", path cache: %.0f%% of its lookups hit",
                  tot > 0 ? 100.0 * (double)cs.hits / tot : 0.0);
     }
     printf("steer %-10s %5u agents, %2d players%-10s %-8s %6.2f us/agent-step (%d ticks, "
