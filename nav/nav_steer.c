@@ -77,12 +77,10 @@ void nav_steer_params_default(nav_steer_params *p) {
 
 /* ---- scratch ---- */
 
+/* No per-thread path memory: paths come from canonical corridors, memoised
+   only in the shared path cache, so answers never depend on this scratch's
+   history (see nav_steer.h). */
 nav_steer *nav_steer_new(uint32_t max_agents, uint32_t max_obstacles) {
-    return nav_steer_new_memo(max_agents, max_obstacles, 0);
-}
-
-nav_steer *nav_steer_new_memo(uint32_t max_agents, uint32_t max_obstacles, size_t memo_bytes) {
-    (void)memo_bytes; /* no memo any more: see nav_steer.h */
     if (max_agents == 0 || max_obstacles == 0 || max_agents > (1u << 24) ||
         max_obstacles > (1u << 24))
         return NULL;

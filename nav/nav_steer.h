@@ -189,13 +189,6 @@ typedef struct nav_step_error {
  * nav_step never allocates. NULL on allocation failure or bad sizes.
  */
 nav_steer *nav_steer_new(uint32_t max_agents, uint32_t max_obstacles);
-/*
- * The same; memo_bytes is ignored. (It sized a per-thread memo of corridor
- * suffixes that made answers depend on the scratch's history; paths now
- * come from canonical corridors, memoised only in the shared path cache.)
- * Kept so existing callers build.
- */
-nav_steer *nav_steer_new_memo(uint32_t max_agents, uint32_t max_obstacles, size_t memo_bytes);
 void nav_steer_free(nav_steer *s);
 uint32_t nav_steer_max_agents(const nav_steer *s);
 uint32_t nav_steer_max_obstacles(const nav_steer *s);
