@@ -34,38 +34,6 @@
 #include "tests/test_fixtures.h"
 #include "tests/test_http.h"
 
-#define MAXC 512
-
-typedef struct answer {
-    float corners[3 * MAXC];
-    uint32_t polys[MAXC];
-    uint32_t links[16];
-    nav_path_result res;
-} answer;
-
-static void ans_init(answer *a) {
-    memset(a, 0, sizeof(*a));
-    a->res.corners = a->corners;
-    a->res.max_corners = MAXC;
-    a->res.polys = a->polys;
-    a->res.max_polys = MAXC;
-    a->res.links = a->links;
-    a->res.max_links = 16;
-}
-
-/* Every output field, bit for bit. */
-static int same_answer(const answer *x, const answer *y) {
-    const nav_path_result *a = &x->res, *b = &y->res;
-    return a->ncorners == b->ncorners && a->npolys == b->npolys && a->nlinks == b->nlinks &&
-           a->flags == b->flags && a->start_poly == b->start_poly && a->end_poly == b->end_poly &&
-           a->algorithm == b->algorithm && a->nodes_expanded == b->nodes_expanded &&
-           memcmp(&a->length, &b->length, sizeof(double)) == 0 &&
-           memcmp(a->start, b->start, sizeof(a->start)) == 0 &&
-           memcmp(a->end, b->end, sizeof(a->end)) == 0 &&
-           memcmp(x->corners, y->corners, sizeof(float) * 3 * a->ncorners) == 0 &&
-           memcmp(x->polys, y->polys, sizeof(uint32_t) * a->npolys) == 0 &&
-           memcmp(x->links, y->links, sizeof(uint32_t) * a->nlinks) == 0;
-}
 
 static nav_path_request mkreq(float sx, float sz, float ex, float ez, nav_algo algo) {
     nav_path_request r = {
@@ -83,27 +51,27 @@ typedef nav_status (*path_fn)(nav_query *, nav_cache *, const nav_mesh *, const 
  */
 static int history_free(path_fn fn, nav_query *q, const nav_mesh *m, const nav_path_request *r,
                         const nav_path_request *w, int nw, int *hit_after_warm) {
-    static answer cold, warm, none, tmp;
+    static fx_answer cold, warm, none, tmp;
     nav_cache_result o;
     nav_cache *c = nav_cache_new(1 << 20, 4);
-    ans_init(&cold);
+    fx_answer_init(&cold);
     nav_status s1 = fn(q, c, m, r, &cold.res, &o);
     nav_cache_free(c);
 
     c = nav_cache_new(1 << 20, 4);
     for (int i = 0; i < nw; i++) {
-        ans_init(&tmp);
+        fx_answer_init(&tmp);
         (void)fn(q, c, m, &w[i], &tmp.res, &o);
     }
-    ans_init(&warm);
+    fx_answer_init(&warm);
     nav_status s2 = fn(q, c, m, r, &warm.res, &o);
     if (hit_after_warm)
         *hit_after_warm = o == NAV_CACHE_HIT;
     nav_cache_free(c);
 
-    ans_init(&none);
+    fx_answer_init(&none);
     nav_status s3 = fn(q, NULL, m, r, &none.res, &o);
-    return s1 == s2 && s2 == s3 && same_answer(&cold, &warm) && same_answer(&cold, &none);
+    return s1 == s2 && s2 == s3 && fx_answer_same(&cold, &warm) && fx_answer_same(&cold, &none);
 }
 
 START_TEST(path_square_hole) {
@@ -116,8 +84,8 @@ START_TEST(path_square_hole) {
     ck_assert(history_free(nav_find_path_cached, q, m, &above, &below, 1, NULL));
     /* and that fresh answer goes below the hole: corners (1,4.5) (4,4)
        (6,4) (9,4.5), length 2 * sqrt(3^2 + 0.5^2) + 2 */
-    answer a;
-    ans_init(&a);
+    fx_answer a;
+    fx_answer_init(&a);
     ck_assert_int_eq(nav_find_path_cached(q, NULL, m, &below, &a.res, NULL), NAV_OK);
     ck_assert_uint_eq(a.res.ncorners, 4);
     ck_assert_float_eq_tol(a.corners[5], 4.0f, 1e-5f);

@@ -20,41 +20,9 @@
 #include "nav/nav_query.h"
 #include "tests/test_fixtures.h"
 
-#define MAXC 256
-
-typedef struct answer {
-    float corners[3 * MAXC];
-    uint32_t polys[MAXC];
-    uint32_t links[8];
-    nav_path_result res;
-} answer;
-
-static void ans_init(answer *a) {
-    memset(a, 0, sizeof(*a));
-    a->res.corners = a->corners;
-    a->res.max_corners = MAXC;
-    a->res.polys = a->polys;
-    a->res.max_polys = MAXC;
-    a->res.links = a->links;
-    a->res.max_links = 8;
-}
-
-/* Field by field, bit for bit. */
-static int same_answer(const answer *x, const answer *y) {
-    const nav_path_result *a = &x->res, *b = &y->res;
-    return a->ncorners == b->ncorners && a->npolys == b->npolys && a->nlinks == b->nlinks &&
-           a->flags == b->flags && a->start_poly == b->start_poly && a->end_poly == b->end_poly &&
-           a->algorithm == b->algorithm && a->nodes_expanded == b->nodes_expanded &&
-           memcmp(&a->length, &b->length, sizeof(double)) == 0 &&
-           memcmp(a->start, b->start, sizeof(a->start)) == 0 &&
-           memcmp(a->end, b->end, sizeof(a->end)) == 0 &&
-           memcmp(x->corners, y->corners, sizeof(float) * 3 * a->ncorners) == 0 &&
-           memcmp(x->polys, y->polys, sizeof(uint32_t) * a->npolys) == 0 &&
-           memcmp(x->links, y->links, sizeof(uint32_t) * a->nlinks) == 0;
-}
 
 /* The same path (corners, corridor, links, length, flags), bit for bit. */
-static int same_path(const answer *x, const answer *y) {
+static int same_path(const fx_answer *x, const fx_answer *y) {
     const nav_path_result *a = &x->res, *b = &y->res;
     return a->ncorners == b->ncorners && a->npolys == b->npolys && a->nlinks == b->nlinks &&
            a->flags == b->flags && memcmp(&a->length, &b->length, sizeof(double)) == 0 &&
@@ -92,10 +60,10 @@ START_TEST(hit_equals_fresh) {
     cases[3].r.filter = &costly;
     cases[6].r.max_nodes = 2;
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        answer fresh, miss, hit;
-        ans_init(&fresh);
-        ans_init(&miss);
-        ans_init(&hit);
+        fx_answer fresh, miss, hit;
+        fx_answer_init(&fresh);
+        fx_answer_init(&miss);
+        fx_answer_init(&hit);
         ck_assert_int_eq(nav_find_path(q, cases[i].m, &cases[i].r, &fresh.res), NAV_OK);
         nav_cache_result o1, o2;
         ck_assert_int_eq(nav_find_path_cached(q, c, cases[i].m, &cases[i].r, &miss.res, &o1),
@@ -104,8 +72,8 @@ START_TEST(hit_equals_fresh) {
                          NAV_OK);
         ck_assert_msg(o2 == NAV_CACHE_HIT, "case %zu: second lookup is %s", i,
                       nav_cache_result_name(o2));
-        ck_assert_msg(same_answer(&fresh, &miss), "case %zu: miss differs from fresh", i);
-        ck_assert_msg(same_answer(&fresh, &hit), "case %zu: hit differs from fresh", i);
+        ck_assert_msg(fx_answer_same(&fresh, &miss), "case %zu: miss differs from fresh", i);
+        ck_assert_msg(fx_answer_same(&fresh, &hit), "case %zu: hit differs from fresh", i);
     }
     nav_cache_stats st;
     nav_cache_stats_get(c, &st);
@@ -125,8 +93,8 @@ START_TEST(bypass) {
     nav_query *q = nav_query_new(256);
     nav_cache *c = nav_cache_new(1 << 16, 1);
     nav_path_request r = req(1, 1, 9, 1, NAV_ALGO_AUTO);
-    answer a;
-    ans_init(&a);
+    fx_answer a;
+    fx_answer_init(&a);
     nav_cache_result o = NAV_CACHE_HIT;
     ck_assert_int_eq(nav_find_path_cached(q, NULL, m, &r, &a.res, &o), NAV_OK);
     ck_assert_int_eq(o, NAV_CACHE_BYPASS);
@@ -140,7 +108,7 @@ START_TEST(bypass) {
     nav_cache_stats_get(c, &st);
     ck_assert_uint_eq(st.entries, 0);
     /* errors are not stored and say miss */
-    ans_init(&a);
+    fx_answer_init(&a);
     r = req(1, 1, 40, 1, NAV_ALGO_AUTO);
     ck_assert_int_eq(nav_find_path_cached(q, c, m, &r, &a.res, &o), NAV_E_OFF_MESH);
     ck_assert_int_eq(o, NAV_CACHE_MISS);
@@ -163,9 +131,9 @@ START_TEST(mesh_uid_and_options_separate_keys) {
     nav_query *q = nav_query_new(256);
     nav_cache *c = nav_cache_new(1 << 20, 8);
     nav_path_request r = req(1, 1, 9, 1, NAV_ALGO_CORRIDOR);
-    answer a;
+    fx_answer a;
     nav_cache_result o;
-    ans_init(&a);
+    fx_answer_init(&a);
     ck_assert_int_eq(nav_find_path_cached(q, c, m1, &r, &a.res, &o), NAV_OK);
     ck_assert_int_eq(o, NAV_CACHE_MISS);
     ck_assert_int_eq(nav_find_path_cached(q, c, m2, &r, &a.res, &o), NAV_OK);
@@ -214,8 +182,8 @@ START_TEST(eviction_counts) {
         nav_path_request r =
             req(0.5f + 9 * fx_randf(&rng), 0.5f + 9 * fx_randf(&rng), 0.5f + 9 * fx_randf(&rng),
                 0.5f + 9 * fx_randf(&rng), NAV_ALGO_CORRIDOR);
-        answer a;
-        ans_init(&a);
+        fx_answer a;
+        fx_answer_init(&a);
         nav_cache_result o;
         nav_status st = nav_find_path_cached(q, c, m, &r, &a.res, &o);
         ck_assert(st == NAV_OK || st == NAV_E_OFF_MESH);
@@ -241,7 +209,7 @@ START_TEST(eviction_counts) {
 END_TEST
 
 /* Corners on the mesh and consecutive ones mutually visible. */
-static void assert_valid_path(const nav_mesh *m, const answer *a) {
+static void assert_valid_path(const nav_mesh *m, const fx_answer *a) {
     ck_assert_uint_ge(a->res.ncorners, 2);
     ck_assert_float_eq(a->corners[0], a->res.start[0]);
     ck_assert_float_eq(a->corners[2], a->res.start[2]);
@@ -276,28 +244,28 @@ START_TEST(corridor_reuse) {
     nav_mesh *m = fx_u_corridor();
     nav_query *q = nav_query_new(256);
     nav_cache *c = nav_cache_new(1 << 20, 4);
-    answer a, b, fresh;
+    fx_answer a, b, fresh;
     nav_cache_result o;
     nav_path_request r1 = req(1, 1, 9, 1, NAV_ALGO_CORRIDOR);
     nav_path_request r2 = req(1.5f, 0.5f, 8.5f, 1.5f, NAV_ALGO_CORRIDOR);
     /* The path endpoint's entry point keeps exact answers only: other
        points in the same polygons are a miss, answered as a fresh search. */
-    ans_init(&a);
+    fx_answer_init(&a);
     ck_assert_int_eq(nav_find_path_cached(q, c, m, &r1, &a.res, &o), NAV_OK);
     ck_assert_int_eq(o, NAV_CACHE_MISS);
-    ans_init(&b);
+    fx_answer_init(&b);
     ck_assert_int_eq(nav_find_path_cached(q, c, m, &r2, &b.res, &o), NAV_OK);
     ck_assert_int_eq(o, NAV_CACHE_MISS);
-    ans_init(&fresh);
+    fx_answer_init(&fresh);
     ck_assert_int_eq(nav_find_path(q, m, &r2, &fresh.res), NAV_OK);
-    ck_assert(same_answer(&fresh, &b));
+    ck_assert(fx_answer_same(&fresh, &b));
 
     /* Steering's entry point: one canonical corridor per polygon pair, the
        second pair of points re-pulls the string in it. */
-    ans_init(&a);
+    fx_answer_init(&a);
     ck_assert_int_eq(nav_find_path_reuse(q, c, m, &r1, &a.res, &o), NAV_OK);
     ck_assert_int_eq(o, NAV_CACHE_MISS);
-    ans_init(&b);
+    fx_answer_init(&b);
     ck_assert_int_eq(nav_find_path_reuse(q, c, m, &r2, &b.res, &o), NAV_OK);
     ck_assert_int_eq(o, NAV_CACHE_HIT);
     ck_assert_uint_eq(b.res.start_poly, a.res.start_poly);
@@ -313,15 +281,15 @@ START_TEST(corridor_reuse) {
     nav_cache_stats_get(c, &st);
     ck_assert_uint_eq(st.corridor_hits, 1);
     /* and it is the answer without a cache, bit for bit */
-    ans_init(&a);
+    fx_answer_init(&a);
     ck_assert_int_eq(nav_find_path_reuse(q, NULL, m, &r2, &a.res, &o), NAV_OK);
     ck_assert_int_eq(o, NAV_CACHE_BYPASS);
-    ck_assert(same_answer(&a, &b));
+    ck_assert(fx_answer_same(&a, &b));
 
     /* The canonical corridor does not depend on the algorithm asked for:
        an AUTO request in the same pair is served by the same entry. */
     nav_path_request o3 = req(0.5f, 1.5f, 9.5f, 0.5f, NAV_ALGO_AUTO);
-    ans_init(&b);
+    fx_answer_init(&b);
     ck_assert_int_eq(nav_find_path_reuse(q, c, m, &o3, &b.res, &o), NAV_OK);
     ck_assert_int_eq(o, NAV_CACHE_HIT);
     assert_valid_path(m, &b);
@@ -347,8 +315,8 @@ START_TEST(corridor_reuse_random) {
                                   .end = {c2[0], c2[1], c2[2]},
                                   .extents = {0.1f, 0.5f, 0.1f},
                                   .algorithm = (it & 1) ? NAV_ALGO_CORRIDOR : NAV_ALGO_AUTO};
-            answer a;
-            ans_init(&a);
+            fx_answer a;
+            fx_answer_init(&a);
             nav_cache_result o;
             ck_assert_int_eq(nav_find_path_reuse(q, c, m, &r, &a.res, &o), NAV_OK);
             if (a.res.flags)
@@ -359,8 +327,8 @@ START_TEST(corridor_reuse_random) {
                 r.start[k] = 0.5f * (c1[k] + v1[k]);
                 r.end[k] = 0.5f * (c2[k] + v2[k]);
             }
-            answer b;
-            ans_init(&b);
+            fx_answer b;
+            fx_answer_init(&b);
             ck_assert_int_eq(nav_find_path_reuse(q, c, m, &r, &b.res, &o), NAV_OK);
             if (b.res.start_poly != a.res.start_poly || b.res.end_poly != a.res.end_poly)
                 continue;
@@ -404,14 +372,14 @@ START_TEST(arena_fill_evict_cycles) {
     nav_cache *c = nav_cache_new(8192, 2);
     ck_assert_ptr_nonnull(c);
     nav_path_request reqs[NR];
-    static answer expect[NR];
+    static fx_answer expect[NR];
     uint32_t rng = 2024;
     for (int i = 0; i < NR; i++) {
         reqs[i] = centroid_req(m, fx_rand(&rng) % m->npolys, fx_rand(&rng) % m->npolys);
-        ans_init(&expect[i]);
+        fx_answer_init(&expect[i]);
         ck_assert_int_eq(nav_find_path(q, m, &reqs[i], &expect[i].res), NAV_OK);
     }
-    static answer a;
+    static fx_answer a;
     uint64_t lookups = 0, repeat_hits = 0, repeats = 0;
     for (int it = 0; it < 3000; it++) {
         if (it == 1000 || it == 2000) {
@@ -423,11 +391,11 @@ START_TEST(arena_fill_evict_cycles) {
         }
         int k = (int)(fx_rand(&rng) % NR);
         for (int rep = 0; rep < 2; rep++) {
-            ans_init(&a);
+            fx_answer_init(&a);
             nav_cache_result o;
             ck_assert_int_eq(nav_find_path_cached(q, c, m, &reqs[k], &a.res, &o), NAV_OK);
             lookups++;
-            ck_assert_msg(same_answer(&a, &expect[k]), "lookup %d (request %d) differs", it, k);
+            ck_assert_msg(fx_answer_same(&a, &expect[k]), "lookup %d (request %d) differs", it, k);
             if (rep == 1) {
                 repeats++;
                 repeat_hits += o == NAV_CACHE_HIT;
@@ -459,10 +427,10 @@ START_TEST(arena_refuses_oversized) {
     /* The longest answer between centroids (by its arrays' bytes). */
     uint32_t rng = 77, best_bytes = 0;
     nav_path_request longest = centroid_req(m, 0, 0);
-    static answer a, b;
+    static fx_answer a, b;
     for (int i = 0; i < 64; i++) {
         nav_path_request r = centroid_req(m, fx_rand(&rng) % m->npolys, fx_rand(&rng) % m->npolys);
-        ans_init(&a);
+        fx_answer_init(&a);
         ck_assert_int_eq(nav_find_path(q, m, &r, &a.res), NAV_OK);
         uint32_t bytes = 12 * a.res.ncorners + 4 * a.res.npolys + 4 * a.res.nlinks;
         if (bytes > best_bytes) {
@@ -478,14 +446,14 @@ START_TEST(arena_refuses_oversized) {
     size_t budget = best_bytes - 1;
     nav_cache *c = nav_cache_new(budget, 1);
     ck_assert_ptr_nonnull(c);
-    ans_init(&b);
+    fx_answer_init(&b);
     ck_assert_int_eq(nav_find_path(q, m, &longest, &b.res), NAV_OK);
     for (int rep = 0; rep < 2; rep++) {
-        ans_init(&a);
+        fx_answer_init(&a);
         nav_cache_result o;
         ck_assert_int_eq(nav_find_path_cached(q, c, m, &longest, &a.res, &o), NAV_OK);
         ck_assert_int_eq(o, NAV_CACHE_MISS); /* refused, so never a hit */
-        ck_assert(same_answer(&a, &b));
+        ck_assert(fx_answer_same(&a, &b));
     }
     nav_cache_stats s;
     nav_cache_stats_get(c, &s);
@@ -493,17 +461,17 @@ START_TEST(arena_refuses_oversized) {
     ck_assert_uint_le(s.bytes, budget);
     /* the short answer fits and hits */
     nav_path_request shortr = centroid_req(m, 0, 0);
-    ans_init(&b);
+    fx_answer_init(&b);
     ck_assert_int_eq(nav_find_path(q, m, &shortr, &b.res), NAV_OK);
     ck_assert_uint_eq(b.res.npolys, 1);
     nav_cache_result o1, o2;
-    ans_init(&a);
+    fx_answer_init(&a);
     ck_assert_int_eq(nav_find_path_cached(q, c, m, &shortr, &a.res, &o1), NAV_OK);
-    ans_init(&a);
+    fx_answer_init(&a);
     ck_assert_int_eq(nav_find_path_cached(q, c, m, &shortr, &a.res, &o2), NAV_OK);
     ck_assert_int_eq(o1, NAV_CACHE_MISS);
     ck_assert_int_eq(o2, NAV_CACHE_HIT);
-    ck_assert(same_answer(&a, &b));
+    ck_assert(fx_answer_same(&a, &b));
     nav_cache_stats_get(c, &s);
     ck_assert_uint_ge(s.entries, 1);
     ck_assert_uint_le(s.bytes, budget);
@@ -514,11 +482,11 @@ START_TEST(arena_refuses_oversized) {
     c = nav_cache_new(40, 1);
     ck_assert_ptr_nonnull(c);
     for (int rep = 0; rep < 3; rep++) {
-        ans_init(&a);
+        fx_answer_init(&a);
         nav_cache_result o;
         ck_assert_int_eq(nav_find_path_cached(q, c, m, &shortr, &a.res, &o), NAV_OK);
         ck_assert_int_eq(o, NAV_CACHE_MISS);
-        ck_assert(same_answer(&a, &b));
+        ck_assert(fx_answer_same(&a, &b));
     }
     nav_cache_stats_get(c, &s);
     ck_assert_uint_eq(s.entries, 0);
@@ -536,7 +504,7 @@ typedef struct hammer_arg {
     const nav_mesh *m;
     nav_cache *c;
     const nav_path_request *reqs;
-    const answer *expect;
+    const fx_answer *expect;
     int nreq;
     int bad;
 } hammer_arg;
@@ -544,14 +512,14 @@ typedef struct hammer_arg {
 static void *hammer(void *p) {
     hammer_arg *h = p;
     nav_query *q = nav_query_new(1024);
-    answer *a = malloc(sizeof(*a));
+    fx_answer *a = malloc(sizeof(*a));
     for (int it = 0; it < 60; it++) {
         for (int i = 0; i < h->nreq; i++) {
             int k = (i + it) % h->nreq;
-            ans_init(a);
+            fx_answer_init(a);
             nav_cache_result o;
             nav_status st = nav_find_path_cached(q, h->c, h->m, &h->reqs[k], &a->res, &o);
-            if (st != NAV_OK || !same_answer(a, &h->expect[k]))
+            if (st != NAV_OK || !fx_answer_same(a, &h->expect[k]))
                 h->bad++;
         }
     }
@@ -565,7 +533,7 @@ START_TEST(threads_hammer_same_keys) {
     nav_mesh *m = fx_random(11, NULL);
     nav_query *q = nav_query_new(1024);
     nav_path_request reqs[NR];
-    static answer expect[NR];
+    static fx_answer expect[NR];
     uint32_t rng = 5;
     for (int i = 0; i < NR; i++) {
         uint32_t p1 = fx_rand(&rng) % m->npolys, p2 = fx_rand(&rng) % m->npolys;
@@ -575,7 +543,7 @@ START_TEST(threads_hammer_same_keys) {
                               .extents = {0.1f, 0.5f, 0.1f},
                               .algorithm = (i & 1) ? NAV_ALGO_CORRIDOR : NAV_ALGO_AUTO};
         reqs[i] = r;
-        ans_init(&expect[i]);
+        fx_answer_init(&expect[i]);
         ck_assert_int_eq(nav_find_path(q, m, &reqs[i], &expect[i].res), NAV_OK);
     }
     /* A small budget (2 KiB over 4 shards) keeps eviction busy too. */
@@ -610,7 +578,7 @@ typedef struct churn_arg {
     const nav_mesh *m;
     nav_cache *c;
     const nav_path_request *reqs;
-    const answer *expect;
+    const fx_answer *expect;
     int nreq;
     uint32_t seed;
     int bad;
@@ -620,11 +588,11 @@ typedef struct churn_arg {
 static void *churn(void *p) {
     churn_arg *h = p;
     nav_query *q = nav_query_new(1024);
-    answer *a = malloc(sizeof(*a)), *f = malloc(sizeof(*f));
+    fx_answer *a = malloc(sizeof(*a)), *f = malloc(sizeof(*f));
     uint32_t rng = h->seed;
     for (int it = 0; it < 300; it++) {
         nav_path_request r;
-        const answer *want;
+        const fx_answer *want;
         if (it & 1) {
             int k = (int)(fx_rand(&rng) % (uint32_t)h->nreq);
             r = h->reqs[k];
@@ -633,28 +601,28 @@ static void *churn(void *p) {
             r = centroid_req(h->m, fx_rand(&rng) % h->m->npolys, fx_rand(&rng) % h->m->npolys);
             r.start[0] += 0.01f * fx_randf(&rng);
             r.end[2] += 0.01f * fx_randf(&rng);
-            ans_init(f);
+            fx_answer_init(f);
             if (nav_find_path(q, h->m, &r, &f->res) != NAV_OK) {
                 h->bad++;
                 continue;
             }
             want = f;
         }
-        ans_init(a);
+        fx_answer_init(a);
         nav_cache_result o;
         nav_status st = nav_find_path_cached(q, h->c, h->m, &r, &a->res, &o);
         h->lookups++;
-        if (st != NAV_OK || !same_answer(a, want))
+        if (st != NAV_OK || !fx_answer_same(a, want))
             h->bad++;
         if (it % 3 == 0) {
             /* level 2 too: steering's entry point gives the answer it
                gives without a cache */
-            ans_init(f);
-            ans_init(a);
+            fx_answer_init(f);
+            fx_answer_init(a);
             st = nav_find_path_reuse(q, h->c, h->m, &r, &a->res, &o);
             h->lookups++;
             if (st != NAV_OK || nav_find_path_reuse(q, NULL, h->m, &r, &f->res, NULL) != NAV_OK ||
-                !same_answer(a, f))
+                !fx_answer_same(a, f))
                 h->bad++;
         }
     }
@@ -669,11 +637,11 @@ START_TEST(threads_churn_arena) {
     nav_mesh *m = fx_random(11, NULL);
     nav_query *q = nav_query_new(1024);
     nav_path_request reqs[NR];
-    static answer expect[NR];
+    static fx_answer expect[NR];
     uint32_t rng = 9;
     for (int i = 0; i < NR; i++) {
         reqs[i] = centroid_req(m, fx_rand(&rng) % m->npolys, fx_rand(&rng) % m->npolys);
-        ans_init(&expect[i]);
+        fx_answer_init(&expect[i]);
         ck_assert_int_eq(nav_find_path(q, m, &reqs[i], &expect[i].res), NAV_OK);
     }
     /* 16 KiB over 4 shards: a few dozen answers, far fewer than the

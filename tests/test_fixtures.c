@@ -423,3 +423,26 @@ char *fx_read_file(const char *path, size_t *len) {
         *len = n;
     return buf;
 }
+
+void fx_answer_init(fx_answer *a) {
+    memset(a, 0, sizeof(*a));
+    a->res.corners = a->corners;
+    a->res.max_corners = FX_ANSWER_MAX;
+    a->res.polys = a->polys;
+    a->res.max_polys = FX_ANSWER_MAX;
+    a->res.links = a->links;
+    a->res.max_links = 16;
+}
+
+int fx_answer_same(const fx_answer *x, const fx_answer *y) {
+    const nav_path_result *a = &x->res, *b = &y->res;
+    return a->ncorners == b->ncorners && a->npolys == b->npolys && a->nlinks == b->nlinks &&
+           a->flags == b->flags && a->start_poly == b->start_poly && a->end_poly == b->end_poly &&
+           a->algorithm == b->algorithm && a->nodes_expanded == b->nodes_expanded &&
+           memcmp(&a->length, &b->length, sizeof(double)) == 0 &&
+           memcmp(a->start, b->start, sizeof(a->start)) == 0 &&
+           memcmp(a->end, b->end, sizeof(a->end)) == 0 &&
+           memcmp(x->corners, y->corners, sizeof(float) * 3 * a->ncorners) == 0 &&
+           memcmp(x->polys, y->polys, sizeof(uint32_t) * a->npolys) == 0 &&
+           memcmp(x->links, y->links, sizeof(uint32_t) * a->nlinks) == 0;
+}

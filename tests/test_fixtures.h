@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "nav/nav_mesh.h"
+#include "nav/nav_query.h"
 
 /* ---- builder: assemble an input by hand, then build ---- */
 typedef struct fx_builder fx_builder;
@@ -83,6 +84,19 @@ nav_mesh *fx_random(uint32_t seed, const fx_random_opts *opts);
 /* Deterministic PRNG shared by tests (xorshift32); state must be non-zero. */
 uint32_t fx_rand(uint32_t *state);
 float fx_randf(uint32_t *state); /* [0, 1) */
+
+/* ---- path answers held in their own buffers (cache and determinism tests) ---- */
+#define FX_ANSWER_MAX 512
+typedef struct fx_answer {
+    float corners[3 * FX_ANSWER_MAX];
+    uint32_t polys[FX_ANSWER_MAX];
+    uint32_t links[16];
+    nav_path_result res; /* its buffer pointers point into this struct */
+} fx_answer;
+/* Zeroes a and points its result at its own buffers. */
+void fx_answer_init(fx_answer *a);
+/* Every output field of two answers, bit for bit. */
+int fx_answer_same(const fx_answer *x, const fx_answer *y);
 
 /* Path of a file under ../shared/meshes or NULL when ../shared is absent
    (tests then skip with a message). Returned string is static. */
