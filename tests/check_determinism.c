@@ -34,7 +34,6 @@
 #include "tests/test_fixtures.h"
 #include "tests/test_http.h"
 
-
 static nav_path_request mkreq(float sx, float sz, float ex, float ez, nav_algo algo) {
     nav_path_request r = {
         .start = {sx, 0, sz}, .end = {ex, 0, ez}, .extents = {0.5f, 1, 0.5f}, .algorithm = algo};

@@ -20,7 +20,6 @@
 #include "nav/nav_query.h"
 #include "tests/test_fixtures.h"
 
-
 /* The same path (corners, corridor, links, length, flags), bit for bit. */
 static int same_path(const fx_answer *x, const fx_answer *y) {
     const nav_path_result *a = &x->res, *b = &y->res;
