@@ -638,7 +638,15 @@ api_server *api_server_start(const api_config *cfg, api_registry *reg, char *err
     struct sockaddr_in sin;
     struct sockaddr_in6 sin6;
     struct sockaddr *sa;
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG |
+    /* poll(), not epoll: libmicrohttpd 0.9.75 (Debian 12) races with itself
+       when a daemon using epoll is quiesced. MHD_quiesce_daemon() removes the
+       listen socket from each worker's epoll set while the worker, seeing
+       was_quiesced, removes it too; the loser gets ENOENT and MHD panics
+       (abort). That was the SIGABRT at shutdown seen under load and once in
+       CI. With poll() quiescing only wakes the workers through their ITC and
+       nothing can fail. Each pool thread polls only its own connections, so
+       poll() costs little at a game server's handful of keep-alive clients. */
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG |
                      MHD_USE_ITC; /* MHD_quiesce_daemon needs it with a thread pool */
     memset(&sin, 0, sizeof sin);
     memset(&sin6, 0, sizeof sin6);

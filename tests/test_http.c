@@ -163,6 +163,18 @@ static int wait_exit(pid_t pid, int timeout_ms, int *status) {
     return -1;
 }
 
+/* A failed stop is rare and timing-bound, so the failing run is the only
+   evidence: say how navd ended and print the end of its log on stderr. */
+static void report_bad_exit(th_server *s, const char *why) {
+    fprintf(stderr, "navd (log %s) %s; end of its log:\n", s->log_path, why);
+    char *log = th_log(s);
+    if (log) {
+        size_t n = strlen(log);
+        fputs(n > 2000 ? log + n - 2000 : log, stderr);
+        free(log);
+    }
+}
+
 int th_stop(th_server *s) {
     if (s->pid <= 0)
         return -1;
@@ -172,10 +184,16 @@ int th_stop(th_server *s) {
         kill(s->pid, SIGKILL);
         waitpid(s->pid, &status, 0);
         s->pid = 0;
+        report_bad_exit(s, "did not stop within 30 s of SIGTERM");
         return -1;
     }
     s->pid = 0;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    char why[64];
+    snprintf(why, sizeof why, "died of signal %d after SIGTERM", WTERMSIG(status));
+    report_bad_exit(s, why);
+    return -1;
 }
 
 void th_kill(th_server *s) {
