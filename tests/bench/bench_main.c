@@ -452,26 +452,46 @@ static void bench_http(void) {
     th_cleanup(&s);
 }
 
+/* NAVD_BENCH=optimal,steer (a comma list of section names) runs only those
+   sections; unset or empty runs all of them. */
+static int wanted(const char *name) {
+    const char *only = getenv("NAVD_BENCH");
+    if (!only || !*only)
+        return 1;
+    size_t n = strlen(name);
+    for (const char *p = only; (p = strstr(p, name)) != NULL; p += n)
+        if ((p == only || p[-1] == ',') && (p[n] == '\0' || p[n] == ','))
+            return 1;
+    return 0;
+}
+
 int main(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     printf("navd benchmarks (figures, not assertions)\n");
-    bench_shared();
-    if (bench_snap)
-        bench_snap();
-    bench_large();
-    bench_cache();
-    bench_http();
-    if (bench_optimal)
-        bench_optimal();
-    else
-        printf("\n(bench_optimal not linked yet)\n");
-    if (bench_steer)
-        bench_steer();
-    else
-        printf("\n(bench_steer not linked yet)\n");
-    if (bench_load)
-        bench_load();
-    else
-        printf("\n(bench_load not linked yet)\n");
+    static const struct {
+        const char *name;
+        void (*run)(void);
+    } sections[] = {
+        {"shared", bench_shared}, {"snap", NULL},    {"large", bench_large}, {"cache", bench_cache},
+        {"http", bench_http},     {"optimal", NULL}, {"steer", NULL},        {"load", NULL},
+    };
+    for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++) {
+        void (*run)(void) = sections[i].run;
+        /* weak references: NULL when the helper's bench file is not linked */
+        if (!strcmp(sections[i].name, "snap"))
+            run = bench_snap;
+        else if (!strcmp(sections[i].name, "optimal"))
+            run = bench_optimal;
+        else if (!strcmp(sections[i].name, "steer"))
+            run = bench_steer;
+        else if (!strcmp(sections[i].name, "load"))
+            run = bench_load;
+        if (!wanted(sections[i].name))
+            continue;
+        if (run)
+            run();
+        else
+            printf("\n(bench_%s not linked)\n", sections[i].name);
+    }
     return 0;
 }
