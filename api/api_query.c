@@ -130,6 +130,28 @@ static void jw_ids(api_jw *w, const uint32_t *ids, uint32_t n) {
 }
 
 /*
+ * The error for a failed nav/ call, one wording for every query: when `off`
+ * names the point that failed to snap (and st says so) "<off> is not within
+ * extents", otherwise "the <what> failed: <status>". `where` prefixes both
+ * (a batch slot, "queries[2]."). Returns the code, like api_fail.
+ */
+static api_code nav_fail(api_err *e, nav_status st, const char *where, const char *off,
+                         const char *what) {
+    if (off && st == NAV_E_OFF_MESH)
+        return api_fail(e, API_E_POINT_OFF_MESH, "%s%s is not within extents of the navmesh", where,
+                        off);
+    return api_fail(e, api_code_from_nav(st), "%sthe %s failed: %s", where, what,
+                    nav_status_text(st));
+}
+
+/* Answers the error nav_fail words (no batch prefix). */
+static void reply_nav_fail(api_req *r, nav_status st, const char *off, const char *what) {
+    api_err e = {0};
+    nav_fail(&e, st, "", off, what);
+    api_reply_error(r, &e);
+}
+
+/*
  * Runs one path query and appends its response object to w, or fills e and
  * appends nothing. `where` prefixes point names in errors ("queries[2].").
  * Written with the direct writer (api_jw): this is the hottest response.
@@ -153,12 +175,8 @@ static api_code run_path(api_scratch *s, const nav_mesh *m, const api_path_query
     nav_cache_result outcome = NAV_CACHE_BYPASS;
     nav_cache *c = pq->opts.cache ? cache : NULL;
     nav_status st = nav_find_path_cached(s->q, c, m, &req, &res, &outcome);
-    if (st == NAV_E_OFF_MESH)
-        return api_fail(e, API_E_POINT_OFF_MESH, "%s%s is not within extents of the navmesh", where,
-                        res.start_poly == NO_POLY ? "start" : "end");
     if (st != NAV_OK)
-        return api_fail(e, api_code_from_nav(st), "%sthe path query failed: %s", where,
-                        nav_status_text(st));
+        return nav_fail(e, st, where, res.start_poly == NO_POLY ? "start" : "end", "path query");
     bool partial = res.flags & (NAV_PATH_PARTIAL_UNREACHABLE | NAV_PATH_PARTIAL_BUDGET);
     const char *cache_word = !pq->opts.cache             ? "bypass"
                              : outcome == NAV_CACHE_HIT  ? "hit"
@@ -230,18 +248,71 @@ static json_t *body_json(api_req *r) {
     return j;
 }
 
-static api_scratch *need_scratch(api_req *r) {
-    api_scratch *s = api_query_scratch();
-    if (!s)
-        api_reply_fail(r, API_E_UNAVAILABLE, "out of memory for the search; retry later");
-    return s;
+/* One endpoint's body decoder (api_query_codec), `out` being its query struct. */
+typedef api_code (*body_decoder)(const json_t *j, void *out, api_err *e);
+
+static api_code decode_path_body(const json_t *j, void *out, api_err *e) {
+    api_query_opts base;
+    api_query_opts_default(&base);
+    return api_decode_path(j, "", &base, out, e);
+}
+
+static api_code decode_nearest_body(const json_t *j, void *out, api_err *e) {
+    return api_decode_nearest(j, out, e);
+}
+
+static api_code decode_raycast_body(const json_t *j, void *out, api_err *e) {
+    return api_decode_raycast(j, out, e);
+}
+
+static api_code decode_reachable_body(const json_t *j, void *out, api_err *e) {
+    return api_decode_reachable(j, out, e);
+}
+
+/*
+ * The prologue every single-query POST handler shares: parse the body and
+ * decode it into `out`. False once it has answered with the parse or decode
+ * error, so the handler only states what differs.
+ */
+static bool decode_body(api_req *r, body_decoder decode, void *out) {
+    json_t *j = body_json(r);
+    if (!j)
+        return false;
+    api_err e = {0};
+    api_code c = decode(j, out, &e);
+    json_decref(j);
+    if (c != API_OK) {
+        api_reply_error(r, &e);
+        return false;
+    }
+    return true;
+}
+
+/*
+ * Takes what a query runs on, in the order the client sees its failures:
+ * this thread's scratch first (503 when it cannot be allocated; skipped when
+ * `s` is NULL, for queries that need none), then a reference on the current
+ * mesh (404). NULL once answered; otherwise release the entry.
+ */
+static api_entry *begin_query(api_req *r, api_scratch **s) {
+    if (s) {
+        *s = api_query_scratch();
+        if (!*s) {
+            api_reply_fail(r, API_E_UNAVAILABLE, "out of memory for the search; retry later");
+            return NULL;
+        }
+    }
+    return api_req_mesh(r);
+}
+
+/* decode_body, then begin_query: a single-query POST handler's whole prologue. */
+static api_entry *open_query(api_req *r, body_decoder decode, void *out, api_scratch **s) {
+    return decode_body(r, decode, out) ? begin_query(r, s) : NULL;
 }
 
 static void answer_path(api_req *r, const api_path_query *pq) {
-    api_scratch *s = need_scratch(r);
-    if (!s)
-        return;
-    api_entry *ent = api_req_mesh(r);
+    api_scratch *s = NULL;
+    api_entry *ent = begin_query(r, &s);
     if (!ent)
         return;
     api_err e = {0};
@@ -258,20 +329,9 @@ static void answer_path(api_req *r, const api_path_query *pq) {
 }
 
 void api_h_path(api_req *r) {
-    json_t *j = body_json(r);
-    if (!j)
-        return;
-    api_query_opts base;
-    api_query_opts_default(&base);
     api_path_query pq;
-    api_err e = {0};
-    api_code c = api_decode_path(j, "", &base, &pq, &e);
-    json_decref(j);
-    if (c != API_OK) {
-        api_reply_error(r, &e);
-        return;
-    }
-    answer_path(r, &pq);
+    if (decode_body(r, decode_path_body, &pq))
+        answer_path(r, &pq);
 }
 
 /* GET .../path?start=x,y,z&end=x,y,z[&extents=hx,hy,hz][&cache=false][&max_nodes=N][&debug=true] */
@@ -334,8 +394,8 @@ void api_h_paths(api_req *r) {
                        "queries has %zu entries, more than the limit of %u per request", n, max);
         return;
     }
-    api_scratch *s = need_scratch(r);
-    api_entry *ent = s ? api_req_mesh(r) : NULL;
+    api_scratch *s = NULL;
+    api_entry *ent = begin_query(r, &s);
     if (!ent) {
         json_decref(j);
         return;
@@ -370,18 +430,8 @@ void api_h_paths(api_req *r) {
 }
 
 void api_h_nearest(api_req *r) {
-    json_t *j = body_json(r);
-    if (!j)
-        return;
     api_nearest_query nq;
-    api_err e = {0};
-    api_code c = api_decode_nearest(j, &nq, &e);
-    json_decref(j);
-    if (c != API_OK) {
-        api_reply_error(r, &e);
-        return;
-    }
-    api_entry *ent = api_req_mesh(r);
+    api_entry *ent = open_query(r, decode_nearest_body, &nq, NULL);
     if (!ent)
         return;
     uint32_t poly = NO_POLY;
@@ -389,13 +439,8 @@ void api_h_nearest(api_req *r) {
     nav_status st = nav_mesh_nearest(ent->mesh, nq.point, nq.opts.extents,
                                      nq.opts.filter.exclude_mask, &poly, p);
     api_entry_release(ent);
-    if (st == NAV_E_OFF_MESH) {
-        api_reply_fail(r, API_E_POINT_OFF_MESH, "point is not within extents of the navmesh");
-        return;
-    }
     if (st != NAV_OK) {
-        api_reply_fail(r, api_code_from_nav(st), "the nearest query failed: %s",
-                       nav_status_text(st));
+        reply_nav_fail(r, st, "point", "nearest query");
         return;
     }
     double dx = (double)p[0] - nq.point[0], dy = (double)p[1] - nq.point[1],
@@ -407,19 +452,9 @@ void api_h_nearest(api_req *r) {
 }
 
 void api_h_raycast(api_req *r) {
-    json_t *j = body_json(r);
-    if (!j)
-        return;
     api_path_query rq;
-    api_err e = {0};
-    api_code c = api_decode_raycast(j, &rq, &e);
-    json_decref(j);
-    if (c != API_OK) {
-        api_reply_error(r, &e);
-        return;
-    }
-    api_scratch *s = need_scratch(r);
-    api_entry *ent = s ? api_req_mesh(r) : NULL;
+    api_scratch *s = NULL;
+    api_entry *ent = open_query(r, decode_raycast_body, &rq, &s);
     if (!ent)
         return;
     uint32_t poly = NO_POLY;
@@ -433,12 +468,9 @@ void api_h_raycast(api_req *r) {
     if (st == NAV_OK)
         st = nav_raycast(ent->mesh, poly, start, rq.end, &rq.opts.filter, &res);
     api_entry_release(ent);
-    if (st == NAV_E_OFF_MESH) {
-        api_reply_fail(r, API_E_POINT_OFF_MESH, "start is not within extents of the navmesh");
-        return;
-    }
     if (st != NAV_OK) {
-        api_reply_fail(r, api_code_from_nav(st), "the raycast failed: %s", nav_status_text(st));
+        /* only the start is snapped; the ray walks toward the raw end */
+        reply_nav_fail(r, st, "start", "raycast");
         return;
     }
     json_t *o = json_object();
@@ -455,19 +487,9 @@ void api_h_raycast(api_req *r) {
 }
 
 void api_h_reachable(api_req *r) {
-    json_t *j = body_json(r);
-    if (!j)
-        return;
     api_reach_query rq;
-    api_err e = {0};
-    api_code c = api_decode_reachable(j, &rq, &e);
-    json_decref(j);
-    if (c != API_OK) {
-        api_reply_error(r, &e);
-        return;
-    }
-    api_scratch *s = need_scratch(r);
-    api_entry *ent = s ? api_req_mesh(r) : NULL;
+    api_scratch *s = NULL;
+    api_entry *ent = open_query(r, decode_reachable_body, &rq, &s);
     if (!ent)
         return;
     const nav_mesh *m = ent->mesh;
@@ -501,11 +523,10 @@ void api_h_reachable(api_req *r) {
         }
     }
     api_entry_release(ent);
-    if (off)
-        api_reply_fail(r, API_E_POINT_OFF_MESH, "%s is not within extents of the navmesh", off);
-    else if (st != NAV_OK)
-        api_reply_fail(r, api_code_from_nav(st), "the reachability query failed: %s",
-                       nav_status_text(st));
+    /* off stays NULL when the cost search itself refuses the start
+       (impassable area): that is a failed query, not a point off the mesh. */
+    if (st != NAV_OK)
+        reply_nav_fail(r, st, off, "reachability query");
     else
         api_reply_json(r, API_OK, o);
 }
