@@ -9,8 +9,19 @@
 
 #include <stdint.h>
 
+#include "tests/test_http.h"
+
 /* Monotonic clock in seconds. */
 double bench_now(void);
+
+/*
+ * The HTTP figures' common setup: reads ../shared's dungeon mesh, starts
+ * navd ($NAVD_BIN) on a fresh database and PUTs the mesh as "dungeon".
+ * Returns the PUT's HTTP status (0 when no response was read; stop and
+ * clean up s afterwards), or -1 when ../shared is absent or navd did not
+ * start: then it has printed why, after `label`, and cleaned up s.
+ */
+int bench_start_dungeon(th_server *s, const char *label);
 
 /* Optimal search figures (tests/bench/bench_optimal.c, optimal helper). */
 void bench_optimal(void) __attribute__((weak));

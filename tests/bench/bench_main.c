@@ -356,36 +356,48 @@ static double run_load(int port, int conns, const char *method, const char *path
     return ok / seconds;
 }
 
+int bench_start_dungeon(th_server *s, const char *label) {
+    const char *mp = fx_shared_mesh_path("dungeon.navmesh.json");
+    size_t mlen = 0;
+    char *mesh = mp ? fx_read_file(mp, &mlen) : NULL;
+    if (!mesh) {
+        printf("%s../shared absent: skipped\n", label);
+        return -1;
+    }
+    if (th_start(s, NULL, NULL) != 0) {
+        printf("%snavd did not start (NAVD_BIN=%s): skipped\n", label,
+               getenv("NAVD_BIN") ? getenv("NAVD_BIN") : "unset");
+        th_cleanup(s);
+        free(mesh);
+        return -1;
+    }
+    th_response r;
+    memset(&r, 0, sizeof r);
+    int status = th_request(s->port, "PUT", "/v1/navmeshes/dungeon", "application/json", mesh, mlen,
+                            NULL, &r) == 0
+                     ? r.status
+                     : 0;
+    th_response_free(&r);
+    free(mesh);
+    return status;
+}
+
 static void bench_http(void) {
     printf("\n== HTTP, keep-alive, load generator in tests/bench (one thread per connection)\n");
-    const char *p1 = fx_shared_mesh_path("dungeon.navmesh.json");
-    char *mp = p1 ? strdup(p1) : NULL;
-    const char *p2 = fx_shared_mesh_path("dungeon.queries.json");
-    char *qp = p2 ? strdup(p2) : NULL;
-    if (!mp || !qp) {
+    /* copied: fx_shared_mesh_path's buffer is static and reused below */
+    const char *p = fx_shared_mesh_path("dungeon.queries.json");
+    char *qp = p ? strdup(p) : NULL;
+    if (!qp) {
         printf("  ../shared absent: skipped\n");
-        free(mp);
-        free(qp);
         return;
     }
     th_server s;
-    if (th_start(&s, NULL, NULL) != 0) {
-        printf("  navd did not start (NAVD_BIN=%s): skipped\n",
-               getenv("NAVD_BIN") ? getenv("NAVD_BIN") : "unset");
-        th_cleanup(&s);
-        free(mp);
+    int put_status = bench_start_dungeon(&s, "  ");
+    if (put_status < 0) {
         free(qp);
         return;
     }
-    size_t mlen;
-    char *mesh = fx_read_file(mp, &mlen);
     th_response r;
-    memset(&r, 0, sizeof(r));
-    int put = th_request(s.port, "PUT", "/v1/navmeshes/dungeon", "application/json", mesh, mlen,
-                         NULL, &r);
-    int put_status = r.status;
-    th_response_free(&r);
-    free(mesh);
     uint32_t nq;
     mj_query *qs = mj_queries(qp, &nq);
     enum { NB = 256 };
@@ -402,13 +414,12 @@ static void bench_http(void) {
         uncached[i] = strdup(buf);
     }
     free(qs);
-    free(mp);
     free(qp);
     memset(&r, 0, sizeof(r));
     th_json(s.port, "POST", "/v1/navmeshes/dungeon/path", cached[0], &r);
     int path_status = r.status;
     th_response_free(&r);
-    if (put != 0 || put_status / 100 != 2 || path_status != 200) {
+    if (put_status / 100 != 2 || path_status != 200) {
         printf("  PUT mesh -> %d, POST path -> %d: path endpoint not available, skipped\n",
                put_status, path_status);
     } else {

@@ -217,41 +217,20 @@ done:
     nav_steer_free(s);
 }
 
-/* Wall-clock seconds (the HTTP part spans two processes). */
-static double wall_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* End-to-end time of one step request of n agents on dungeon, against the
    in-process nav_step of the same tick. */
 static void bench_http(uint32_t n) {
-    const char *mp = fx_shared_mesh_path("dungeon.navmesh.json");
-    size_t mlen = 0;
-    char *mesh = mp ? fx_read_file(mp, &mlen) : NULL;
     nav_mesh *m = load_obj("dungeon.navmesh.obj");
-    if (!mesh || !m) {
-        printf("steer http: ../shared absent, skipped\n");
-        free(mesh);
-        nav_mesh_free(m);
+    if (!m) {
+        printf("steer http: ../shared absent: skipped\n");
         return;
     }
     th_server srv;
-    if (th_start(&srv, NULL, NULL) != 0) {
-        printf("steer http: navd did not start (NAVD_BIN=%s), skipped\n",
-               getenv("NAVD_BIN") ? getenv("NAVD_BIN") : "unset");
-        th_cleanup(&srv);
-        free(mesh);
+    int put = bench_start_dungeon(&srv, "steer http: ");
+    if (put < 0) {
         nav_mesh_free(m);
         return;
     }
-    th_response r;
-    memset(&r, 0, sizeof r);
-    th_request(srv.port, "PUT", "/v1/navmeshes/dungeon", "application/json", mesh, mlen, NULL, &r);
-    int put = r.status;
-    th_response_free(&r);
-    free(mesh);
 
     /* the request body: agents at random points arriving at one of 8 players */
     uint32_t rng = 0xBADC0DEu;
@@ -285,18 +264,19 @@ static void bench_http(uint32_t n) {
     len += (size_t)snprintf(body + len, cap - len, "]}");
 
     th_conn c;
+    th_response r;
     int reps = 20;
     double e2e = 0;
     size_t resp_len = 0;
     int status = 0;
     if (put / 100 == 2 && th_connect(&c, srv.port) == 0) {
         for (int k = 0; k < reps + 2; k++) {
-            double t0 = wall_s();
+            double t0 = bench_now();
             memset(&r, 0, sizeof r);
             th_conn_request(&c, "POST", "/v1/navmeshes/dungeon/step", "application/json", body, len,
                             NULL, &r);
             if (k >= 2)
-                e2e += wall_s() - t0;
+                e2e += bench_now() - t0;
             status = r.status;
             resp_len = r.body_len;
             th_response_free(&r);
@@ -313,9 +293,9 @@ static void bench_http(uint32_t n) {
     double inproc = 0;
     for (int k = 0; k < reps; k++) {
         nav_step_error err;
-        double t0 = wall_s();
+        double t0 = bench_now();
         nav_step(st, m, q, NULL, &p, in, n, NULL, 0, out, &err);
-        inproc += wall_s() - t0;
+        inproc += bench_now() - t0;
     }
     if (status == 200) {
         double ms = e2e * 1e3 / reps, ims = inproc * 1e3 / reps;
