@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/test_http.h"
 #include "tests/test_load.h"
 
 #define BI_DIR "tests/badinput"
@@ -237,17 +238,13 @@ START_TEST(test_catalogue) {
     size_t nfiles = bi_list(&files);
     ck_assert_msg(nfiles >= 40, "the catalogue %s has %zu cases", BI_DIR, nfiles);
 
-    char dir[] = "/tmp/navd-badinput-XXXXXX";
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    char db[128];
-    snprintf(db, sizeof db, "%s/navd.db", dir);
     const char *args[] = {"--api-key",    BI_KEY, "--max-body", BI_MAX_BODY, "--max-batch", "8",
                           "--max-agents", "8",    "--threads",  "2",         NULL};
-    tl_server srv;
-    ck_assert_msg(tl_server_start(&srv, db, args, NULL) == 0, "navd did not start");
+    th_server srv;
+    ck_assert_msg(th_start(&srv, NULL, args) == 0, "navd did not start");
 
     tl_conn c = {.fd = -1};
-    ck_assert_int_eq(tl_connect(&c, srv.port), TL_OK);
+    ck_assert_int_eq(tl_connect(&c, (uint16_t)srv.port), TL_OK);
     tl_response r;
     const char *good = bi_good_mesh();
     ck_assert_int_eq(tl_request(&c, "PUT", "/v1/navmeshes/" BI_MESH, "application/json", good,
@@ -287,7 +284,7 @@ START_TEST(test_catalogue) {
             if (r.status != k.status || strcmp(tl_error_code(&r), k.code) != 0)
                 problem = "wrong status or code";
             else
-                problem = bi_body_problem(&r, dir);
+                problem = bi_body_problem(&r, srv.dir);
             if (!problem && r.status == 405 && r.allow[0] == '\0')
                 problem = "405 without an Allow header";
         }
@@ -316,18 +313,12 @@ START_TEST(test_catalogue) {
     tl_response_free(&r);
     tl_close(&c);
 
-    ck_assert_int_eq(tl_server_stop(&srv), 0);
+    ck_assert_int_eq(th_stop(&srv), 0);
     printf("badinput: %zu cases, %d failed\n", nfiles, failures);
     for (size_t i = 0; i < nfiles; i++)
         free(files[i]);
     free(files);
-    unlink(db);
-    char side[160];
-    snprintf(side, sizeof side, "%s-wal", db);
-    unlink(side);
-    snprintf(side, sizeof side, "%s-shm", db);
-    unlink(side);
-    rmdir(dir);
+    th_cleanup(&srv);
     fflush(stdout);
     ck_assert_msg(failures == 0, "%d bad-input cases failed (see the lines above)", failures);
 }
@@ -423,11 +414,6 @@ START_TEST(test_limits) {
         printf("limits: navd binary not built: skipped\n");
         return;
     }
-    char dir[] = "/tmp/navd-limits-XXXXXX";
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    char db[128], logp[128];
-    snprintf(db, sizeof db, "%s/navd.db", dir);
-    snprintf(logp, sizeof logp, "%s/navd.log", dir);
     const char *args[] = {"--max-body",
                           "4096",
                           "--max-polys",
@@ -453,10 +439,10 @@ START_TEST(test_limits) {
                           "--threads",
                           "2",
                           NULL};
-    tl_server srv;
-    ck_assert_msg(tl_server_start(&srv, db, args, logp) == 0, "navd did not start");
+    th_server srv;
+    ck_assert_msg(th_start(&srv, NULL, args) == 0, "navd did not start");
     tl_conn c = {.fd = -1};
-    ck_assert_int_eq(tl_connect(&c, srv.port), TL_OK);
+    ck_assert_int_eq(tl_connect(&c, (uint16_t)srv.port), TL_OK);
     lim_failures = 0;
 
     /* Mesh size limits: each body breaks exactly one limit. */
@@ -555,19 +541,11 @@ START_TEST(test_limits) {
     tl_response_free(&r);
     tl_close(&h);
 
-    int stop = tl_server_stop(&srv);
+    int stop = th_stop(&srv);
     fflush(stdout);
-    ck_assert_msg(stop == 0, "navd did not stop cleanly (%d), log in %s", stop, logp);
-    const char *side[] = {"", "-wal", "-shm"};
-    for (int i = 0; i < 3; i++) {
-        char p[160];
-        snprintf(p, sizeof p, "%s%s", db, side[i]);
-        unlink(p);
-    }
-    if (lim_failures == 0) {
-        unlink(logp);
-        rmdir(dir);
-    }
+    ck_assert_msg(stop == 0, "navd did not stop cleanly (%d), log in %s", stop, srv.log_path);
+    if (lim_failures == 0) /* else the log stays for the lines above */
+        th_cleanup(&srv);
     ck_assert_msg(lim_failures == 0, "%d limits not enforced (see the lines above)", lim_failures);
 }
 END_TEST
@@ -592,16 +570,11 @@ START_TEST(test_storage_errors) {
         printf("storage errors: navd binary not built: skipped\n");
         return;
     }
-    char dir[] = "/tmp/navd-sterr-XXXXXX";
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    char db[128], logp[128];
-    snprintf(db, sizeof db, "%s/navd.db", dir);
-    snprintf(logp, sizeof logp, "%s/navd.log", dir);
     const char *args[] = {"--threads", "2", NULL};
-    tl_server srv;
-    ck_assert_int_eq(tl_server_start(&srv, db, args, logp), 0);
+    th_server srv;
+    ck_assert_int_eq(th_start(&srv, NULL, args), 0);
     tl_conn c = {.fd = -1};
-    ck_assert_int_eq(tl_connect(&c, srv.port), TL_OK);
+    ck_assert_int_eq(tl_connect(&c, (uint16_t)srv.port), TL_OK);
     tl_response r;
     const char *good = bi_good_mesh();
     const char *names[] = {"/v1/navmeshes/keep", "/v1/navmeshes/damaged"};
@@ -615,7 +588,7 @@ START_TEST(test_storage_errors) {
 
     /* Hold the write lock past the store's busy timeout (5 s). */
     sqlite3 *h = NULL;
-    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_open(srv.db, &h), SQLITE_OK);
     ck_assert_int_eq(st_exec(h, "BEGIN IMMEDIATE"), SQLITE_OK);
     c.timeout_ms = 30000;
     ck_assert_int_eq(tl_request(&c, "PUT", "/v1/navmeshes/keep", "application/json", good,
@@ -623,7 +596,7 @@ START_TEST(test_storage_errors) {
                      TL_OK);
     ck_assert_msg(r.status == 503 && strcmp(tl_error_code(&r), "unavailable") == 0,
                   "a write against a locked database: %d %s", r.status, r.body);
-    const char *problem = bi_body_problem(&r, dir);
+    const char *problem = bi_body_problem(&r, srv.dir);
     ck_assert_msg(problem == NULL, "%s: %s", problem ? problem : "", r.body);
     tl_response_free(&r);
     ck_assert_int_eq(st_exec(h, "ROLLBACK"), SQLITE_OK);
@@ -632,7 +605,7 @@ START_TEST(test_storage_errors) {
                   "the failed write changed the mesh: %s", r.body);
     tl_response_free(&r);
     tl_close(&c);
-    ck_assert_int_eq(tl_server_stop(&srv), 0);
+    ck_assert_int_eq(th_stop(&srv), 0);
 
     /* Damage one row while the service is down, then restart. */
     ck_assert_int_eq(
@@ -640,12 +613,12 @@ START_TEST(test_storage_errors) {
                 "UPDATE navmeshes SET blob = X'4E41564D0100000007000000' WHERE name = 'damaged'"),
         SQLITE_OK);
     sqlite3_close(h);
-    ck_assert_int_eq(tl_server_start(&srv, db, args, logp), 0);
-    ck_assert_int_eq(tl_connect(&c, srv.port), TL_OK);
+    ck_assert_int_eq(th_restart(&srv, args), 0);
+    ck_assert_int_eq(tl_connect(&c, (uint16_t)srv.port), TL_OK);
     ck_assert_int_eq(tl_request(&c, "GET", "/v1/navmeshes/damaged", NULL, NULL, 0, NULL, &r),
                      TL_OK);
     ck_assert_msg(r.status == 404, "a damaged row was served: %d %s", r.status, r.body);
-    problem = bi_body_problem(&r, dir);
+    problem = bi_body_problem(&r, srv.dir);
     ck_assert_msg(problem == NULL, "%s: %s", problem ? problem : "", r.body);
     tl_response_free(&r);
     ck_assert_int_eq(tl_request(&c, "GET", "/v1/navmeshes/keep", NULL, NULL, 0, NULL, &r), TL_OK);
@@ -655,15 +628,8 @@ START_TEST(test_storage_errors) {
     ck_assert_msg(r.status == 200 && strstr(r.body, "\"navmeshes\":1"), "health: %s", r.body);
     tl_response_free(&r);
     tl_close(&c);
-    ck_assert_int_eq(tl_server_stop(&srv), 0);
-    const char *side[] = {"", "-wal", "-shm"};
-    for (int i = 0; i < 3; i++) {
-        char p[160];
-        snprintf(p, sizeof p, "%s%s", db, side[i]);
-        unlink(p);
-    }
-    unlink(logp);
-    rmdir(dir);
+    ck_assert_int_eq(th_stop(&srv), 0);
+    th_cleanup(&srv);
 }
 END_TEST
 

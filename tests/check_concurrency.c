@@ -246,16 +246,6 @@ static char *cc_grid_json(int n, size_t *len) {
     return s;
 }
 
-static long cc_json_long(const char *body, const char *key) {
-    char pat[64];
-    snprintf(pat, sizeof pat, "\"%s\"", key);
-    const char *p = body ? strstr(body, pat) : NULL;
-    if (!p)
-        return -1;
-    p = strchr(p + strlen(pat), ':');
-    return p ? strtol(p + 1, NULL, 10) : -1;
-}
-
 /* Reads metadata and queries over one keep-alive connection. */
 static void *cc_http_reader(void *arg) {
     cc_shared *sh = arg;
@@ -282,7 +272,7 @@ static void *cc_http_reader(void *arg) {
             if (tl_request(&c, "GET", "/v1/navmeshes/cc", NULL, NULL, 0, NULL, &r) != TL_OK) {
                 snprintf(why, sizeof why, "GET metadata: no answer");
             } else {
-                long v = cc_json_long(r.body, "version"), np = cc_json_long(r.body, "polygons");
+                long v = tl_json_long(r.body, "version"), np = tl_json_long(r.body, "polygons");
                 if (r.status != 200 || np != (long)cc_expected_polys(v))
                     snprintf(why, sizeof why, "GET metadata: %d version %ld with %ld polygons",
                              r.status, v, np);
@@ -351,7 +341,7 @@ START_TEST(test_http_replace_while_querying) {
         ck_assert_int_eq(tl_request(&w, "PUT", "/v1/navmeshes/cc", "application/json", body,
                                     v % 2 ? lena : lenb, NULL, &r),
                          TL_OK);
-        ck_assert_msg(r.status == 200 && cc_json_long(r.body, "version") == v, "replace %d: %d %s",
+        ck_assert_msg(r.status == 200 && tl_json_long(r.body, "version") == v, "replace %d: %d %s",
                       v, r.status, r.body);
         tl_response_free(&r);
     }

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tests/test_http.h"
 #include "tests/test_load.h"
 
 #define CR_NAMES 6
@@ -74,16 +75,6 @@ static char *cr_mesh(int n, size_t *len) {
     return s;
 }
 
-static long cr_json_long(const char *body, const char *key) {
-    char pat[64];
-    snprintf(pat, sizeof pat, "\"%s\"", key);
-    const char *p = body ? strstr(body, pat) : NULL;
-    if (!p)
-        return -1;
-    p = strchr(p + strlen(pat), ':');
-    return p ? strtol(p + 1, NULL, 10) : -1;
-}
-
 /* Streams writes until the connection fails (the kill). */
 static void *cr_writer(void *arg) {
     cr_client *cl = arg;
@@ -118,7 +109,7 @@ static void *cr_writer(void *arg) {
             if (a->present)
                 snprintf(cl->err, sizeof cl->err, "DELETE %s: 404 but it was stored", path);
         } else if (!del && (r.status == 200 || r.status == 201)) {
-            long v = cr_json_long(r.body, "version");
+            long v = tl_json_long(r.body, "version");
             long expect = a->present ? a->version + 1 : 1;
             if (v != expect || (r.status == 201) != !a->present)
                 snprintf(cl->err, sizeof cl->err, "PUT %s: %d version %ld, expected %ld", path,
@@ -168,8 +159,8 @@ static void cr_verify(cr_client *cl, uint16_t port, int kill_no, int *inflight_s
         cr_state got = {0, 0, 0};
         if (r.status == 200) {
             got.present = 1;
-            got.version = cr_json_long(r.body, "version");
-            got.polys = (int)cr_json_long(r.body, "polygons");
+            got.version = tl_json_long(r.body, "version");
+            got.polys = (int)tl_json_long(r.body, "polygons");
         }
         tl_response_free(&r);
 
@@ -214,11 +205,9 @@ START_TEST(test_kill_restart) {
     uint32_t seed = (uint32_t)cr_env("NAVD_CRASH_SEED", 20261121);
     uint32_t sched = seed ? seed : 1;
 
-    char dir[] = "/tmp/navd-crash-XXXXXX";
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    char db[128];
-    snprintf(db, sizeof db, "%s/navd.db", dir);
+    /* --threads 2 overrides test_http's 4 (navd takes the last value). */
     const char *args[] = {"--threads", "2", NULL};
+    th_server srv;
 
     cr_client cl;
     memset(&cl, 0, sizeof cl);
@@ -226,47 +215,36 @@ START_TEST(test_kill_restart) {
     int inflight_seen = 0;
     double t0 = tl_now();
     for (int k = 1; k <= kills; k++) {
-        tl_server srv;
-        ck_assert_msg(tl_server_start(&srv, db, args, NULL) == 0, "kill %d: navd did not restart",
-                      k - 1);
+        /* the first start makes the temp dir and database; the others reopen it */
+        int up = k == 1 ? th_start(&srv, NULL, args) : th_restart(&srv, args);
+        ck_assert_msg(up == 0, "kill %d: navd did not restart", k - 1);
         if (k > 1)
-            cr_verify(&cl, srv.port, k - 1, &inflight_seen);
-        cl.port = srv.port;
+            cr_verify(&cl, (uint16_t)srv.port, k - 1, &inflight_seen);
+        cl.port = (uint16_t)srv.port;
         pthread_t th;
         ck_assert_int_eq(pthread_create(&th, NULL, cr_writer, &cl), 0);
         /* 20..200 ms of writes, then the power cut. */
         long ms = 20 + (long)(cr_rand(&sched) % 181);
         struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
         nanosleep(&ts, NULL);
-        tl_server_kill(&srv);
+        th_kill(&srv);
         pthread_join(th, NULL);
         ck_assert_msg(cl.err[0] == '\0', "kill %d: %s", k, cl.err);
-        cr_integrity(db, k);
+        cr_integrity(srv.db, k);
     }
     /* The last restart: the state after the final kill. */
-    tl_server srv;
-    char log[160];
-    snprintf(log, sizeof log, "%s/navd.log", dir);
-    ck_assert_int_eq(tl_server_start(&srv, db, args, log), 0);
-    cr_verify(&cl, srv.port, kills, &inflight_seen);
-    int stop = tl_server_stop(&srv);
+    ck_assert_int_eq(th_restart(&srv, args), 0);
+    cr_verify(&cl, (uint16_t)srv.port, kills, &inflight_seen);
+    int stop = th_stop(&srv);
     ck_assert_msg(stop == 0, "navd did not shut down cleanly on SIGTERM (%d); its log: %s", stop,
-                  log);
-    cr_integrity(db, kills);
+                  srv.log_path);
+    cr_integrity(srv.db, kills);
 
     printf("crash: %d SIGKILLs survived (seed %u), %ld acknowledged writes kept, %d in-flight "
            "writes found committed, %.1f s\n",
            kills, seed, cl.acks, inflight_seen, tl_now() - t0);
     ck_assert_msg(cl.acks > kills, "the client wrote too little to test anything (%ld)", cl.acks);
-
-    char side[160];
-    unlink(log);
-    unlink(db);
-    snprintf(side, sizeof side, "%s-wal", db);
-    unlink(side);
-    snprintf(side, sizeof side, "%s-shm", db);
-    unlink(side);
-    rmdir(dir);
+    th_cleanup(&srv);
 }
 END_TEST
 

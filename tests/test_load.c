@@ -13,11 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <signal.h>
-#include <fcntl.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -335,136 +331,21 @@ const char *tl_error_code(const tl_response *res) {
     return code;
 }
 
+long tl_json_long(const char *body, const char *key) {
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\"", key);
+    const char *p = body ? strstr(body, pat) : NULL;
+    if (!p)
+        return -1;
+    p = strchr(p + strlen(pat), ':');
+    return p ? strtol(p + 1, NULL, 10) : -1;
+}
+
 const char *tl_navd_bin(void) {
     const char *bin = getenv("NAVD_BIN");
     if (!bin || !*bin)
         bin = "bin/navd";
     return access(bin, X_OK) == 0 ? bin : NULL;
-}
-
-/* A port nobody listens on right now (the kernel's choice for port 0). */
-static uint16_t free_port(void) {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return 0;
-    struct sockaddr_in a;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    uint16_t port = 0;
-    if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    close(fd);
-    return port;
-}
-
-static int spawn(tl_server *s, const char *bin, const char *db, const char *const *args,
-                 const char *log) {
-    char portstr[16];
-    snprintf(portstr, sizeof portstr, "%u", (unsigned)s->port);
-    const char *argv[64];
-    int n = 0;
-    argv[n++] = bin;
-    argv[n++] = "--bind";
-    argv[n++] = "127.0.0.1";
-    argv[n++] = "--port";
-    argv[n++] = portstr;
-    argv[n++] = "--db";
-    argv[n++] = db;
-    for (int i = 0; args && args[i] && n < 63; i++)
-        argv[n++] = args[i];
-    argv[n] = NULL;
-    pid_t pid = fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        int fd = open(log ? log : "/dev/null", O_WRONLY | O_CREAT | O_APPEND, 0600);
-        if (fd >= 0) {
-            dup2(fd, 2);
-            dup2(fd, 1);
-            close(fd);
-        }
-        execv(bin, (char *const *)argv);
-        _exit(127);
-    }
-    s->pid = (int)pid;
-    return 0;
-}
-
-int tl_server_start(tl_server *s, const char *db, const char *const *args, const char *log) {
-    const char *bin = tl_navd_bin();
-    if (!bin)
-        return -1;
-    snprintf(s->log, sizeof s->log, "%s", log ? log : "/dev/null");
-    /* The port may be taken between free_port and the child's bind: retry. */
-    for (int attempt = 0; attempt < 5; attempt++) {
-        s->port = free_port();
-        if (s->port == 0 || spawn(s, bin, db, args, log) != 0)
-            return -1;
-        double deadline = tl_now() + 20.0;
-        while (tl_now() < deadline) {
-            int status;
-            if (waitpid(s->pid, &status, WNOHANG) == s->pid) {
-                s->pid = 0;
-                break; /* died (port taken?): next attempt */
-            }
-            tl_conn c = {.fd = -1, .timeout_ms = 1000};
-            if (tl_connect(&c, s->port) == TL_OK) {
-                tl_response r;
-                int rc = tl_request(&c, "GET", "/health", NULL, NULL, 0, NULL, &r);
-                int ok = rc == TL_OK && r.status == 200;
-                tl_response_free(&r);
-                tl_close(&c);
-                if (ok)
-                    return 0;
-            } else {
-                tl_close(&c);
-            }
-            struct timespec ts = {0, 20 * 1000 * 1000};
-            nanosleep(&ts, NULL);
-        }
-        if (s->pid > 0) {
-            kill(s->pid, SIGKILL);
-            waitpid(s->pid, NULL, 0);
-            s->pid = 0;
-        }
-    }
-    return -1;
-}
-
-void tl_server_kill(tl_server *s) {
-    if (s->pid <= 0)
-        return;
-    kill(s->pid, SIGKILL);
-    waitpid(s->pid, NULL, 0);
-    s->pid = 0;
-}
-
-int tl_server_stop(tl_server *s) {
-    if (s->pid <= 0)
-        return -1;
-    kill(s->pid, SIGTERM);
-    int status = 0;
-    double deadline = tl_now() + 30.0;
-    for (;;) {
-        pid_t r = waitpid(s->pid, &status, WNOHANG);
-        if (r == s->pid)
-            break;
-        if (tl_now() > deadline) {
-            kill(s->pid, SIGKILL); /* a shutdown that hangs is a failure, but reap it */
-            waitpid(s->pid, &status, 0);
-            s->pid = 0;
-            return -2;
-        }
-        struct timespec ts = {0, 10 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
-    s->pid = 0;
-    if (WIFSIGNALED(status))
-        return -100 - WTERMSIG(status);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 /* ---- load generator ---- */

@@ -60,31 +60,14 @@ void tl_response_free(tl_response *res);
  * thread). */
 const char *tl_error_code(const tl_response *res);
 
-/* ---- the real binary as a child process ---- */
-/*
- * A navd child on 127.0.0.1. The crash test needs the pid (SIGKILL, statm),
- * so this is separate from test_http.h's server handle.
- */
-typedef struct tl_server {
-    int pid;
-    uint16_t port;
-    char log[256]; /* file receiving the child's stderr (request log) */
-} tl_server;
+/* The integer after the first "key": in a JSON body, or -1 when absent (a
+   probe for small known answers such as {"version":3}, not a JSON parser). */
+long tl_json_long(const char *body, const char *key);
 
-/* Path of the binary under test (NAVD_BIN, else bin/navd), or NULL when it does not exist. */
+/* ---- the real binary ---- */
+/* Path of the binary under test (NAVD_BIN, else bin/navd), or NULL when it
+   does not exist. test_http.h's th_start runs it. */
 const char *tl_navd_bin(void);
-
-/*
- * Starts NAVD_BIN --bind 127.0.0.1 --port <free port> --db db, then the
- * NULL-terminated extra args, with stderr appended to log (NULL: /dev/null),
- * and waits until GET /health answers 200 (up to 20 s). 0 on success.
- */
-int tl_server_start(tl_server *s, const char *db, const char *const *args, const char *log);
-/* SIGKILL and reap (the crash test's power cut). */
-void tl_server_kill(tl_server *s);
-/* SIGTERM and reap; returns the exit status (0 on a clean shutdown), -100 - signal when a
-   signal killed it, -2 when it did not exit within 30 s. */
-int tl_server_stop(tl_server *s);
 
 /* ---- the load generator (check_load, bench_load) ---- */
 /* The endpoints a load run mixes; TL_EP_PUT replaces the queried mesh with itself. */

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "tests/bench/bench.h"
+#include "tests/test_http.h"
 #include "tests/test_load.h"
 
 #define BL_KEY "bench-load-key-0123456789"
@@ -36,25 +37,24 @@ void bench_load(void) {
         printf("bench_load: navd binary not built: skipped\n");
         return;
     }
-    char dir[] = "/tmp/navd-bench-load-XXXXXX";
-    if (!mkdtemp(dir))
-        return;
-    char db[128];
-    snprintf(db, sizeof db, "%s/navd.db", dir);
     const char *cache = getenv("NAVD_BENCH_LOAD_CACHE");
     if (!cache || !*cache)
         cache = "8M";
-    const char *args[] = {"--api-key", BL_KEY, "--log-level", "warn", "--cache-bytes", cache, NULL};
-    tl_server srv;
-    if (tl_server_start(&srv, db, args, NULL) != 0) {
+    /* --threads cores: navd's own default, not test_http's 4 */
+    const char *args[] = {"--api-key", BL_KEY,      "--log-level", "warn", "--cache-bytes",
+                          cache,       "--threads", "cores",       NULL};
+    th_server srv;
+    if (th_start(&srv, NULL, args) != 0) {
         printf("bench_load: navd did not start\n");
+        th_cleanup(&srv);
         return;
     }
+    uint16_t port = (uint16_t)srv.port;
     size_t len;
     char *mesh = tl_load_mesh_json(&len);
     tl_conn c = {.fd = -1};
     tl_response r;
-    int ok = mesh && tl_connect(&c, srv.port) == TL_OK &&
+    int ok = mesh && tl_connect(&c, port) == TL_OK &&
              tl_request(&c, "PUT", "/v1/navmeshes/load", "application/json", mesh, len,
                         "Authorization: Bearer " BL_KEY "\r\n", &r) == TL_OK;
     if (ok) {
@@ -65,17 +65,18 @@ void bench_load(void) {
     free(mesh);
     if (!ok) {
         printf("bench_load: upload failed\n");
-        tl_server_kill(&srv);
+        th_kill(&srv);
+        th_cleanup(&srv);
         return;
     }
 
-    tl_load_opts o = {.port = srv.port,
+    tl_load_opts o = {.port = port,
                       .mesh = "load",
                       .auth = "Authorization: Bearer " BL_KEY "\r\n",
                       .connections = (int)bl_env("NAVD_BENCH_LOAD_CONNECTIONS", 8),
                       .seconds = (double)bl_env("NAVD_BENCH_LOAD_SECONDS", 20),
                       .warmup = 15.0,
-                      .server_pid = srv.pid,
+                      .server_pid = (int)srv.pid,
                       .seed = 7,
                       .put_per_mille = 2};
     tl_load_stats st;
@@ -112,14 +113,8 @@ void bench_load(void) {
         if (st.first_error[0])
             printf("first unexpected answer: %s\n", st.first_error);
     }
-    int rc = tl_server_stop(&srv);
+    int rc = th_stop(&srv);
     if (rc != 0)
         printf("bench_load: navd exited with %d on SIGTERM\n", rc);
-    char side[160];
-    unlink(db);
-    snprintf(side, sizeof side, "%s-wal", db);
-    unlink(side);
-    snprintf(side, sizeof side, "%s-shm", db);
-    unlink(side);
-    rmdir(dir);
+    th_cleanup(&srv);
 }
