@@ -183,13 +183,19 @@ static void cc_remove_store(void) {
     rmdir(cc_dir);
 }
 
-START_TEST(test_registry_replace_while_querying) {
+/* Both tests' start: quiet logs, a fresh store and a registry on it in sh. */
+static store *cc_setup(cc_shared *sh) {
     api_log_set_level(API_LOG_ERROR);
     store *st = cc_open_store();
+    memset(sh, 0, sizeof *sh);
+    sh->reg = api_registry_new(st);
+    ck_assert_ptr_nonnull(sh->reg);
+    return st;
+}
+
+START_TEST(test_registry_replace_while_querying) {
     cc_shared sh;
-    memset(&sh, 0, sizeof sh);
-    sh.reg = api_registry_new(st);
-    ck_assert_ptr_nonnull(sh.reg);
+    store *st = cc_setup(&sh);
     sh.cache = nav_cache_new(1u << 20, 0);
     ck_assert_ptr_nonnull(sh.cache);
     api_entry *e = NULL;
@@ -301,12 +307,8 @@ static void *cc_http_reader(void *arg) {
 }
 
 START_TEST(test_http_replace_while_querying) {
-    api_log_set_level(API_LOG_ERROR);
-    store *st = cc_open_store();
     cc_shared sh;
-    memset(&sh, 0, sizeof sh);
-    sh.reg = api_registry_new(st);
-    ck_assert_ptr_nonnull(sh.reg);
+    store *st = cc_setup(&sh);
     api_config cfg = {.bind = "127.0.0.1",
                       .threads = 4,
                       .max_body = 1u << 20,

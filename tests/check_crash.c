@@ -49,15 +49,6 @@ typedef struct cr_client {
     char err[256]; /* an unexpected answer (not a transport failure) */
 } cr_client;
 
-/* xorshift32: the seeded schedule of ops and kills (state non-zero). */
-static uint32_t cr_rand(uint32_t *s) {
-    uint32_t x = *s;
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    return *s = x;
-}
-
 /* A strip of n 1 m quads along x: 2n + 2 vertices, n polygons. */
 static char *cr_mesh(int n, size_t *len) {
     size_t cap = 4096;
@@ -82,17 +73,17 @@ static void *cr_writer(void *arg) {
     if (tl_connect(&c, cl->port) != TL_OK)
         return NULL;
     for (;;) {
-        int i = (int)(cr_rand(&cl->rng) % CR_NAMES);
+        int i = (int)(tl_rand(&cl->rng) % CR_NAMES);
         char path[64];
         snprintf(path, sizeof path, "/v1/navmeshes/crash-%d", i);
-        int del = cr_rand(&cl->rng) % 4 == 0;
+        int del = tl_rand(&cl->rng) % 4 == 0;
         tl_response r;
         int rc;
         if (del) {
             cl->pending[i] = CR_DELETE;
             rc = tl_request(&c, "DELETE", path, NULL, NULL, 0, NULL, &r);
         } else {
-            int n = 1 + (int)(cr_rand(&cl->rng) % CR_MAX_QUADS);
+            int n = 1 + (int)(tl_rand(&cl->rng) % CR_MAX_QUADS);
             size_t len;
             char *body = cr_mesh(n, &len);
             cl->pending[i] = CR_PUT;
@@ -224,7 +215,7 @@ START_TEST(test_kill_restart) {
         pthread_t th;
         ck_assert_int_eq(pthread_create(&th, NULL, cr_writer, &cl), 0);
         /* 20..200 ms of writes, then the power cut. */
-        long ms = 20 + (long)(cr_rand(&sched) % 181);
+        long ms = 20 + (long)(tl_rand(&sched) % 181);
         struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
         nanosleep(&ts, NULL);
         th_kill(&srv);

@@ -426,7 +426,7 @@ static void tl_init_points(uint32_t seed) {
     }
 }
 
-static uint32_t tl_rand(uint32_t *s) {
+uint32_t tl_rand(uint32_t *s) {
     uint32_t x = *s;
     x ^= x << 13;
     x ^= x >> 17;

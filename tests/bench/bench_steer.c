@@ -26,6 +26,7 @@
 #include "tests/bench/bench.h"
 #include "tests/test_fixtures.h"
 #include "tests/test_http.h"
+#include "tests/test_load.h"
 
 #define BENCH_PLAYERS 8
 #define BENCH_MAX_PLAYERS 64
@@ -36,16 +37,8 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static uint32_t xs32(uint32_t *s) {
-    uint32_t x = *s;
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    return *s = x;
-}
-
 static float xsf(uint32_t *s) {
-    return (float)(xs32(s) >> 8) / 16777216.0f;
+    return (float)(tl_rand(s) >> 8) / 16777216.0f;
 }
 
 static char *read_all(const char *path, size_t *len) {
@@ -92,9 +85,9 @@ static nav_mesh *load_obj(const char *file) {
 /* A random point on the mesh: a random polygon (uniform by count), a random
    triangle of its fan, a uniform point of that triangle. */
 static uint32_t random_point(const nav_mesh *m, uint32_t *rng, float p[3]) {
-    uint32_t poly = xs32(rng) % m->npolys;
+    uint32_t poly = tl_rand(rng) % m->npolys;
     uint32_t n = nav_poly_nverts(m, poly);
-    uint32_t t = 1 + xs32(rng) % (n - 2);
+    uint32_t t = 1 + tl_rand(rng) % (n - 2);
     const float *a = nav_poly_vert(m, poly, 0), *b = nav_poly_vert(m, poly, t),
                 *c = nav_poly_vert(m, poly, t + 1);
     float u = xsf(rng), v = xsf(rng);
@@ -140,7 +133,7 @@ static void run(const char *name, const nav_mesh *m, uint32_t n, int use_cache, 
         a->arrive_radius = 1.0f;
         int player = -1;
         float best = INFINITY;
-        for (int k = 0, first = (int)(xs32(&rng) % (uint32_t)nplayers); k < nplayers; k++) {
+        for (int k = 0, first = (int)(tl_rand(&rng) % (uint32_t)nplayers); k < nplayers; k++) {
             int c = (first + k) % nplayers;
             if (!nav_mesh_reachable(m, poly, player_poly[c]))
                 continue;
@@ -154,7 +147,7 @@ static void run(const char *name, const nav_mesh *m, uint32_t n, int use_cache, 
                 player = c;
             }
         }
-        uint32_t roll = xs32(&rng) % 10;
+        uint32_t roll = tl_rand(&rng) % 10;
         if (player < 0 || roll >= 8)
             a->behavior = roll == 9 ? NAV_BEHAVIOR_IDLE : NAV_BEHAVIOR_WANDER;
         else if (roll < 5)
