@@ -73,10 +73,16 @@ static void start_default(void) {
                   getenv("NAVD_BIN") ? getenv("NAVD_BIN") : "(unset)");
 }
 
-static void stop_default(void) {
-    int rc = th_stop(&srv);
-    th_cleanup(&srv);
+/* Stops a server, which must exit 0 on SIGTERM, and removes its temp dir
+   (before asserting, so a failing stop leaves nothing behind). */
+static void stop_clean(th_server *s) {
+    int rc = th_stop(s);
+    th_cleanup(s);
     ck_assert_int_eq(rc, 0);
+}
+
+static void stop_default(void) {
+    stop_clean(&srv);
 }
 
 static json_t *parse(const th_response *r) {
@@ -543,9 +549,7 @@ static void start_small(void) {
 }
 
 static void stop_small(void) {
-    int rc = th_stop(&small);
-    th_cleanup(&small);
-    ck_assert_int_eq(rc, 0);
+    stop_clean(&small);
 }
 
 START_TEST(payload_too_large) {
@@ -602,9 +606,7 @@ static void start_auth(void) {
 }
 
 static void stop_auth(void) {
-    int rc = th_stop(&authsrv);
-    th_cleanup(&authsrv);
-    ck_assert_int_eq(rc, 0);
+    stop_clean(&authsrv);
 }
 
 START_TEST(auth_required_for_writes) {
@@ -679,8 +681,7 @@ START_TEST(restart_keeps_meshes_and_versions) {
     char *log = th_log(&s);
     ck_assert_ptr_nonnull(strstr(log, "loaded 2 navmeshes"));
     free(log);
-    ck_assert_int_eq(th_stop(&s), 0);
-    th_cleanup(&s);
+    stop_clean(&s);
 }
 END_TEST
 
@@ -735,8 +736,7 @@ START_TEST(damaged_blob_is_skipped) {
     ck_assert_msg(strstr(log, "skipping stored navmesh 'bad'"), "%s", log);
     ck_assert_ptr_nonnull(strstr(log, "loaded 1 navmesh from"));
     free(log);
-    ck_assert_int_eq(th_stop(&s), 0);
-    th_cleanup(&s);
+    stop_clean(&s);
 }
 END_TEST
 
@@ -768,8 +768,7 @@ START_TEST(demo_only_when_empty) {
     th_json(s.port, "GET", "/v1/navmeshes/demo", NULL, &r);
     ck_assert_int_eq(r.status, 404);
     th_response_free(&r);
-    ck_assert_int_eq(th_stop(&s), 0);
-    th_cleanup(&s);
+    stop_clean(&s);
 }
 END_TEST
 
@@ -992,8 +991,7 @@ START_TEST(idle_connection_is_closed) {
     th_json(s.port, "GET", "/health", NULL, &r);
     ck_assert_int_eq(r.status, 200);
     th_response_free(&r);
-    ck_assert_int_eq(th_stop(&s), 0);
-    th_cleanup(&s);
+    stop_clean(&s);
 }
 END_TEST
 
@@ -1024,8 +1022,7 @@ START_TEST(trickled_headers_are_cut) {
     th_json(s.port, "GET", "/health", NULL, &r); /* a normal client still gets through */
     ck_assert_int_eq(r.status, 200);
     th_response_free(&r);
-    ck_assert_int_eq(th_stop(&s), 0);
-    th_cleanup(&s);
+    stop_clean(&s);
 }
 END_TEST
 
@@ -1108,8 +1105,7 @@ START_TEST(sigterm_finishes_in_flight) {
     ck_assert_double_eq_tol(num_field(m, "area"), (double)N * N, 1e-3);
     json_decref(m);
     th_response_free(&r);
-    ck_assert_int_eq(th_stop(&s), 0);
-    th_cleanup(&s);
+    stop_clean(&s);
     free(body);
 }
 END_TEST
@@ -1167,8 +1163,7 @@ START_TEST(env_config_applies) {
     th_json(s.port, "PUT", "/v1/navmeshes/x", SQUARE, &r);
     ck_assert_int_eq(r.status, 401);
     th_response_free(&r);
-    ck_assert_int_eq(th_stop(&s), 0);
-    th_cleanup(&s);
+    stop_clean(&s);
 }
 END_TEST
 
@@ -1207,9 +1202,7 @@ static void start_queries(void) {
 }
 
 static void stop_queries(void) {
-    int rc = th_stop(&qsrv);
-    th_cleanup(&qsrv);
-    ck_assert_int_eq(rc, 0);
+    stop_clean(&qsrv);
 }
 
 static json_t *query(const char *mesh, const char *what, const char *body, int want_status) {
