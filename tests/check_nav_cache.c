@@ -536,12 +536,8 @@ START_TEST(threads_hammer_same_keys) {
     uint32_t rng = 5;
     for (int i = 0; i < NR; i++) {
         uint32_t p1 = fx_rand(&rng) % m->npolys, p2 = fx_rand(&rng) % m->npolys;
-        const float *c1 = &m->poly_centroid[3 * p1], *c2 = &m->poly_centroid[3 * p2];
-        nav_path_request r = {.start = {c1[0], c1[1], c1[2]},
-                              .end = {c2[0], c2[1], c2[2]},
-                              .extents = {0.1f, 0.5f, 0.1f},
-                              .algorithm = (i & 1) ? NAV_ALGO_CORRIDOR : NAV_ALGO_AUTO};
-        reqs[i] = r;
+        reqs[i] = centroid_req(m, p1, p2);
+        reqs[i].algorithm = (i & 1) ? NAV_ALGO_CORRIDOR : NAV_ALGO_AUTO;
         fx_answer_init(&expect[i]);
         ck_assert_int_eq(nav_find_path(q, m, &reqs[i], &expect[i].res), NAV_OK);
     }

@@ -133,25 +133,28 @@ static nav_mesh *grid2x2(void) {
     return fx_build(fb);
 }
 
+/* Runs r and asserts a path with no turn: NAV_OK, two corners (start and
+   end), `length` long (within tol). */
+static void assert_straight(const nav_mesh *m, const nav_path_request *r, path_buf *b,
+                            double length, double tol) {
+    ck_assert_int_eq(run(m, r, b), NAV_OK);
+    ck_assert_uint_eq(b->res.ncorners, 2);
+    ck_assert_double_eq_tol(b->res.length, length, tol);
+}
+
 START_TEST(through_vertex) {
     /* (0.5,0.5) -> (3.5,3.5) crosses the shared vertex (2,2) from cell
        (0,0) straight into cell (1,1): a straight line, length sqrt(18). */
     nav_mesh *m = grid2x2();
     nav_path_request r = request(0.5f, 0, 0.5f, 3.5f, 0, 3.5f, NAV_ALGO_CORRIDOR);
     path_buf b;
-    ck_assert_int_eq(run(m, &r, &b), NAV_OK);
-    ck_assert_uint_eq(b.res.ncorners, 2);
-    ck_assert_double_eq_tol(b.res.length, sqrt(18.0), 1e-5);
+    assert_straight(m, &r, &b, sqrt(18.0), 1e-5);
     /* From one mesh corner vertex to the opposite one: sqrt(32). */
     r = request(0, 0, 0, 4, 0, 4, NAV_ALGO_CORRIDOR);
-    ck_assert_int_eq(run(m, &r, &b), NAV_OK);
-    ck_assert_uint_eq(b.res.ncorners, 2);
-    ck_assert_double_eq_tol(b.res.length, sqrt(32.0), 1e-5);
+    assert_straight(m, &r, &b, sqrt(32.0), 1e-5);
     /* Along the shared edge x = 2, from (2,0,0.5) to (2,0,3.5): length 3. */
     r = request(2, 0, 0.5f, 2, 0, 3.5f, NAV_ALGO_CORRIDOR);
-    ck_assert_int_eq(run(m, &r, &b), NAV_OK);
-    ck_assert_uint_eq(b.res.ncorners, 2);
-    ck_assert_double_eq_tol(b.res.length, 3.0, 1e-5);
+    assert_straight(m, &r, &b, 3.0, 1e-5);
     nav_mesh_free(m);
 }
 END_TEST
@@ -160,15 +163,11 @@ START_TEST(same_polygon) {
     nav_mesh *m = grid2x2();
     nav_path_request r = request(0.5f, 0, 0.5f, 1.5f, 0, 1.5f, NAV_ALGO_CORRIDOR);
     path_buf b;
-    ck_assert_int_eq(run(m, &r, &b), NAV_OK);
-    ck_assert_uint_eq(b.res.ncorners, 2);
+    assert_straight(m, &r, &b, sqrt(2.0), 1e-6);
     ck_assert_uint_eq(b.res.npolys, 1);
-    ck_assert_double_eq_tol(b.res.length, sqrt(2.0), 1e-6);
     /* start == end: still two corners, length 0 */
     r = request(0.5f, 0, 0.5f, 0.5f, 0, 0.5f, NAV_ALGO_CORRIDOR);
-    ck_assert_int_eq(run(m, &r, &b), NAV_OK);
-    ck_assert_uint_eq(b.res.ncorners, 2);
-    ck_assert_double_eq_tol(b.res.length, 0, 1e-9);
+    assert_straight(m, &r, &b, 0, 1e-9);
     nav_mesh_free(m);
 }
 END_TEST
