@@ -31,6 +31,7 @@ typedef struct api_config {
     unsigned request_timeout;    /* whole request incl. body upload; 0 = none */
     unsigned connection_timeout; /* idle keep-alive connection timeout */
     unsigned max_connections;    /* concurrent connections */
+    unsigned max_pending_writes; /* navmesh writes queued or running (503 beyond); 0 = 64 */
 } api_config;
 
 typedef struct api_server api_server;

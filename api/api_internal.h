@@ -24,7 +24,8 @@
 enum {
     API_R_AUTH = 1u << 0, /* write route: needs the API key when one is configured */
     API_R_JSON = 1u << 1, /* body required, application/json */
-    API_R_MESH = 1u << 2  /* body required, application/json, model/obj or text/plain */
+    API_R_MESH = 1u << 2, /* body required, application/json, model/obj or text/plain */
+    API_R_WRITE = 1u << 3 /* runs on the writer thread, off the HTTP workers (api_server.c) */
 };
 
 typedef enum api_route_id {

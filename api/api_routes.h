@@ -3,7 +3,8 @@
  *
  * One row per (method, path pattern): the route's id, its handler and the
  * flags the dispatcher checks before the handler runs (see api_internal.h:
- * API_R_AUTH write route, API_R_JSON / API_R_MESH body content types).
+ * API_R_AUTH write route, API_R_JSON / API_R_MESH body content types,
+ * API_R_WRITE run on the writer thread instead of the HTTP worker).
  * A pattern segment "{name}" matches one path segment, validated as a
  * navmesh name before the handler runs (400 bad_request otherwise).
  *
@@ -24,8 +25,9 @@
     X(METRICS, "GET", "/metrics", api_h_metrics, 0)                                                \
     X(MESH_LIST, "GET", "/v1/navmeshes", api_h_mesh_list, 0)                                       \
     X(MESH_GET, "GET", "/v1/navmeshes/{name}", api_h_mesh_get, 0)                                  \
-    X(MESH_PUT, "PUT", "/v1/navmeshes/{name}", api_h_mesh_put, API_R_AUTH | API_R_MESH)            \
-    X(MESH_DELETE, "DELETE", "/v1/navmeshes/{name}", api_h_mesh_delete, API_R_AUTH)                \
+    X(MESH_PUT, "PUT", "/v1/navmeshes/{name}", api_h_mesh_put,                                     \
+      API_R_AUTH | API_R_MESH | API_R_WRITE)                                                       \
+    X(MESH_DELETE, "DELETE", "/v1/navmeshes/{name}", api_h_mesh_delete, API_R_AUTH | API_R_WRITE)  \
     X(PATH, "POST", "/v1/navmeshes/{name}/path", api_h_path, API_R_JSON)                           \
     X(PATH_GET, "GET", "/v1/navmeshes/{name}/path", api_h_path_get, 0)                             \
     X(PATHS, "POST", "/v1/navmeshes/{name}/paths", api_h_paths, API_R_JSON)                        \

@@ -2,7 +2,7 @@
  * api_server: the libmicrohttpd daemon, the per-request state and the
  * dispatcher that runs the route table (api_routes.h).
  *
- * Flow of one request, all on one MHD worker thread:
+ * Flow of one request, on the MHD worker thread that owns its connection:
  * 1. First call (headers read): allocate api_req in *con_cls, match the
  *    route and run the generic checks in a fixed order: 404 unknown path,
  *    405 known path with another method (+ Allow), 401 missing API key on a
@@ -12,7 +12,11 @@
  * 2. Body calls: append to the buffer; past --max-body the rest is
  *    discarded and the answer is 413; past --request-timeout the
  *    connection is dropped (a trickling client cannot hold a worker).
- * 3. Last call: run the handler, which replies once.
+ * 3. Last call: run the handler, which replies once. A write route
+ *    (API_R_WRITE: PUT and DELETE of a navmesh) is not run here: the
+ *    connection is suspended and the request handed to the writer thread
+ *    (see writer_main), so that a long build and an fsync never hold up the
+ *    other connections this worker serves.
  * 4. Completion callback: one log line, the metrics, free api_req.
  */
 #include <arpa/inet.h>
@@ -67,6 +71,15 @@ struct api_server {
     struct conn_track *tracked; /* doubly linked, guarded by track_lock */
     pthread_t reaper;
     int reaper_running, reaper_stop;
+
+    /* The writer thread and its queue (see writer_main), guarded by wq_lock. */
+    pthread_mutex_t wq_lock;
+    pthread_cond_t wq_wake;
+    struct api_req *wq_head, *wq_tail; /* handed over, not yet started */
+    unsigned wq_pending;               /* admitted and not finished: queued + running */
+    unsigned wq_max;                   /* --max-pending-writes */
+    int wq_stop;                       /* no more admissions; exit once wq_pending is 0 */
+    pthread_t writer;
 };
 
 /*
@@ -105,6 +118,15 @@ struct api_req {
     unsigned status;
     size_t resp_bytes;
     struct timespec t0;
+
+    /* A write route's trip through the writer thread. The worker sets
+       on_writer before suspending; the writer runs the handler, leaves the
+       response in `deferred` and sets write_done (under wq_lock) before
+       resuming; the worker, called again after the resume, queues it. */
+    struct api_req *wq_next;
+    int on_writer;
+    int write_done;
+    struct MHD_Response *deferred;
 };
 
 static double elapsed_s(const struct timespec *t0) {
@@ -229,6 +251,21 @@ api_entry *api_req_mesh(api_req *r) {
 
 /* ---- replies ---- */
 
+/*
+ * Hands a finished response to libmicrohttpd. On the writer thread the
+ * connection is suspended and belongs to its worker, so the response is
+ * kept for the worker to queue after the resume (finish_write): MHD is
+ * only ever driven from the connection's own thread.
+ */
+static void submit(api_req *r, struct MHD_Response *resp) {
+    if (r->on_writer) {
+        r->deferred = resp;
+        return;
+    }
+    MHD_queue_response(r->conn, r->status, resp);
+    MHD_destroy_response(resp);
+}
+
 static void queue(api_req *r, api_code code, struct MHD_Response *resp, size_t len,
                   const char *content_type) {
     if (!resp) {
@@ -256,8 +293,7 @@ static void queue(api_req *r, api_code code, struct MHD_Response *resp, size_t l
     r->status = api_code_http(code);
     r->resp_bytes = len;
     r->replied = 1;
-    MHD_queue_response(r->conn, r->status, resp);
-    MHD_destroy_response(resp);
+    submit(r, resp);
 }
 
 const char *api_req_header(const api_req *r, const char *name) {
@@ -275,8 +311,7 @@ void api_reply_response(api_req *r, unsigned http_status, struct MHD_Response *r
         return; /* out of memory: MHD closes the connection */
     r->status = http_status;
     r->resp_bytes = len;
-    MHD_queue_response(r->conn, r->status, resp);
-    MHD_destroy_response(resp);
+    submit(r, resp);
 }
 
 void api_reply_raw(api_req *r, api_code code, const char *content_type, char *buf, size_t len) {
@@ -525,6 +560,103 @@ static int append_body(api_req *r, const char *data, size_t n) {
     return 0;
 }
 
+/* ---- the writer thread ---- */
+
+/*
+ * Runs the write routes (navmesh PUT and DELETE) one at a time: parse,
+ * build, store with its fsync, swap, exactly as a worker would, but off the
+ * workers. libmicrohttpd pins each connection to one worker, so a write
+ * run there would stall every keep-alive connection of that worker for the
+ * build and the fsync. One thread is also the order the store wants:
+ * SQLite takes one writer at a time anyway.
+ *
+ * On stop (wq_stop) it keeps going until every admitted write has been
+ * answered, so that no connection stays suspended: libmicrohttpd must not
+ * be stopped with one.
+ */
+static void *writer_main(void *arg) {
+    api_server *srv = arg;
+    pthread_mutex_lock(&srv->wq_lock);
+    for (;;) {
+        while (!srv->wq_head && !(srv->wq_stop && srv->wq_pending == 0))
+            pthread_cond_wait(&srv->wq_wake, &srv->wq_lock);
+        api_req *r = srv->wq_head;
+        if (!r)
+            break; /* stopping and nothing left */
+        srv->wq_head = r->wq_next;
+        if (!srv->wq_head)
+            srv->wq_tail = NULL;
+        pthread_mutex_unlock(&srv->wq_lock);
+
+        routes[r->route].handler(r);
+        if (!r->replied)
+            api_reply_fail(r, API_E_INTERNAL, "the request could not be answered");
+        struct MHD_Connection *conn = r->conn;
+
+        pthread_mutex_lock(&srv->wq_lock);
+        r->write_done = 1;
+        srv->wq_pending--;
+        pthread_mutex_unlock(&srv->wq_lock);
+        /* r belongs to the worker again from here: it may be freed any time. */
+        MHD_resume_connection(conn);
+        pthread_mutex_lock(&srv->wq_lock);
+    }
+    pthread_mutex_unlock(&srv->wq_lock);
+    return NULL;
+}
+
+/*
+ * The last call of a write route: admit it (bounded by --max-pending-writes,
+ * 503 beyond or while stopping), suspend the connection and queue the job.
+ * Admission and queueing are two steps so that MHD_suspend_connection runs
+ * without wq_lock held (no lock order between ours and libmicrohttpd's);
+ * the writer does not exit while an admitted job is still to come.
+ */
+static void hand_to_writer(api_server *srv, api_req *r) {
+    pthread_mutex_lock(&srv->wq_lock);
+    int stopping = srv->wq_stop, full = srv->wq_pending >= srv->wq_max;
+    if (!stopping && !full)
+        srv->wq_pending++;
+    pthread_mutex_unlock(&srv->wq_lock);
+    if (stopping) {
+        api_reply_fail(r, API_E_UNAVAILABLE, "the service is shutting down; retry");
+        return;
+    }
+    if (full) {
+        api_reply_fail(r, API_E_UNAVAILABLE,
+                       "too many navmesh writes are waiting (the limit is %u); retry later",
+                       srv->wq_max);
+        return;
+    }
+    r->on_writer = 1;
+    MHD_suspend_connection(r->conn);
+    pthread_mutex_lock(&srv->wq_lock);
+    if (srv->wq_tail)
+        srv->wq_tail->wq_next = r;
+    else
+        srv->wq_head = r;
+    srv->wq_tail = r;
+    pthread_cond_signal(&srv->wq_wake);
+    pthread_mutex_unlock(&srv->wq_lock);
+}
+
+/* The call after the writer resumed the connection: queue its response. */
+static enum MHD_Result finish_write(api_server *srv, api_req *r) {
+    pthread_mutex_lock(&srv->wq_lock); /* pairs with the writer's: its writes to r are visible */
+    int done = r->write_done;
+    pthread_mutex_unlock(&srv->wq_lock);
+    if (!done)
+        return MHD_YES; /* not expected: a suspended connection is not called */
+    r->on_writer = 0;
+    struct MHD_Response *resp = r->deferred;
+    r->deferred = NULL;
+    if (!resp)
+        return MHD_NO; /* out of memory building the response: close the connection */
+    MHD_queue_response(r->conn, r->status, resp);
+    MHD_destroy_response(resp);
+    return MHD_YES;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **con_cls) {
@@ -557,6 +689,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         }
         return MHD_YES;
     }
+    if (r->on_writer)
+        return finish_write(srv, r);
     if (*upload_data_size) {
         unsigned tmo = srv->cfg->request_timeout;
         if (tmo && elapsed_s(&r->t0) > tmo) {
@@ -581,6 +715,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         return MHD_YES;
     }
     track_set(srv, r->track, 1); /* a slow handler (a big upload's build) is not cut */
+    if (routes[r->route].flags & API_R_WRITE) {
+        hand_to_writer(srv, r);
+        return MHD_YES;
+    }
     routes[r->route].handler(r);
     if (!r->replied)
         api_reply_fail(r, API_E_INTERNAL, "the request could not be answered");
@@ -604,6 +742,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         api_log(API_LOG_INFO, "%s %s %u %.3fms %zuB (connection ended early)", r->method, r->path,
                 r->status, s * 1e3, r->resp_bytes);
     track_set(srv, r->track, 0); /* the next request's deadline starts now */
+    if (r->deferred) /* resumed, then closed before it was called again (daemon stopping) */
+        MHD_destroy_response(r->deferred);
     free(r->body);
     free(r);
     atomic_fetch_sub(&srv->in_flight, 1);
@@ -633,6 +773,23 @@ static void on_mhd_panic(void *cls, const char *file, unsigned int line, const c
     abort();
 }
 
+/* Lets the writer answer every admitted write, then joins it. */
+static void writer_stop(api_server *s) {
+    pthread_mutex_lock(&s->wq_lock);
+    s->wq_stop = 1;
+    pthread_cond_signal(&s->wq_wake);
+    pthread_mutex_unlock(&s->wq_lock);
+    pthread_join(s->writer, NULL);
+}
+
+static void server_free(api_server *s) {
+    pthread_mutex_destroy(&s->track_lock);
+    pthread_cond_destroy(&s->track_wake);
+    pthread_mutex_destroy(&s->wq_lock);
+    pthread_cond_destroy(&s->wq_wake);
+    free(s);
+}
+
 api_server *api_server_start(const api_config *cfg, api_registry *reg, char *err, size_t errlen) {
     MHD_set_panic_func(on_mhd_panic, NULL);
     struct sockaddr_in sin;
@@ -647,7 +804,8 @@ api_server *api_server_start(const api_config *cfg, api_registry *reg, char *err
        nothing can fail. Each pool thread polls only its own connections, so
        poll() costs little at a game server's handful of keep-alive clients. */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG |
-                     MHD_USE_ITC; /* MHD_quiesce_daemon needs it with a thread pool */
+                     MHD_USE_ITC |             /* MHD_quiesce_daemon needs it with a thread pool */
+                     MHD_ALLOW_SUSPEND_RESUME; /* write routes wait on the writer thread */
     memset(&sin, 0, sizeof sin);
     memset(&sin6, 0, sizeof sin6);
     if (inet_pton(AF_INET, cfg->bind, &sin.sin_addr) == 1) {
@@ -670,13 +828,21 @@ api_server *api_server_start(const api_config *cfg, api_registry *reg, char *err
     }
     s->cfg = cfg;
     s->reg = reg;
+    s->wq_max = cfg->max_pending_writes ? cfg->max_pending_writes : 64;
     pthread_mutex_init(&s->track_lock, NULL);
     pthread_cond_init(&s->track_wake, NULL);
+    pthread_mutex_init(&s->wq_lock, NULL);
+    pthread_cond_init(&s->wq_wake, NULL);
     if (api_query_init(cfg) != 0) {
         snprintf(err, errlen, "the query module could not start (out of memory)");
-        pthread_mutex_destroy(&s->track_lock);
-        pthread_cond_destroy(&s->track_wake);
-        free(s);
+        server_free(s);
+        return NULL;
+    }
+    /* The writer exists before the first request can be accepted. */
+    if (pthread_create(&s->writer, NULL, writer_main, s) != 0) {
+        snprintf(err, errlen, "the writer thread could not start");
+        api_query_shutdown();
+        server_free(s);
         return NULL;
     }
     struct MHD_OptionItem opts[] = {
@@ -696,10 +862,9 @@ api_server *api_server_start(const api_config *cfg, api_registry *reg, char *err
     if (!s->daemon) {
         snprintf(err, errlen, "cannot listen on %s:%u (address in use or not permitted)", cfg->bind,
                  (unsigned)cfg->port);
+        writer_stop(s);
         api_query_shutdown();
-        pthread_mutex_destroy(&s->track_lock);
-        pthread_cond_destroy(&s->track_wake);
-        free(s);
+        server_free(s);
         return NULL;
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
@@ -717,12 +882,17 @@ void api_server_stop(api_server *s) {
     if (!s)
         return;
     /* Stop accepting first, then let requests in flight finish (bounded, so
-       a stuck client cannot block shutdown), then close idle keep-alive
+       a stuck client cannot block shutdown; queued writes are in flight and
+       the writer keeps answering them), then stop the writer, which first
+       answers and resumes every write still admitted (libmicrohttpd must
+       not stop with a suspended connection; a write whose body completes
+       after this point is refused with 503), then close idle keep-alive
        connections and join the workers; their per-thread query scratch is
        freed as they exit. */
     MHD_socket lsock = MHD_quiesce_daemon(s->daemon);
     for (int i = 0; i < 1000 && atomic_load(&s->in_flight) > 0; i++)
         usleep(10 * 1000);
+    writer_stop(s);
     MHD_stop_daemon(s->daemon);
     if (lsock != MHD_INVALID_SOCKET)
         close(lsock);
@@ -733,8 +903,6 @@ void api_server_stop(api_server *s) {
         pthread_mutex_unlock(&s->track_lock);
         pthread_join(s->reaper, NULL);
     }
-    pthread_mutex_destroy(&s->track_lock);
-    pthread_cond_destroy(&s->track_wake);
     api_query_shutdown();
-    free(s);
+    server_free(s);
 }

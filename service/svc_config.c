@@ -73,6 +73,9 @@ static const svc_option options[] = {
      F(connection_timeout), "seconds an idle connection is kept open"},
     {"max-connections", "NAVD_MAX_CONNECTIONS", SVC_UINT, "1024", 1, 1000000, F(max_connections),
      "concurrent connections"},
+    {"max-pending-writes", "NAVD_MAX_PENDING_WRITES", SVC_UINT, "64", 1, 1000000,
+     F(max_pending_writes),
+     "navmesh PUT/DELETE waiting for or running on the writer thread (503 beyond)"},
     {"log-level", "NAVD_LOG_LEVEL", SVC_LEVEL, "info", 0, 0, F(log_level),
      "error, warn, info (one line per request) or debug"},
 };

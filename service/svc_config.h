@@ -31,6 +31,7 @@ typedef struct svc_config {
     uint64_t request_timeout;
     uint64_t connection_timeout;
     uint64_t max_connections;
+    uint64_t max_pending_writes;
     char log_level[16];
 } svc_config;
 

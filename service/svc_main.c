@@ -86,6 +86,7 @@ static void to_api_config(const svc_config *c, api_config *a) {
     a->request_timeout = (unsigned)c->request_timeout;
     a->connection_timeout = (unsigned)c->connection_timeout;
     a->max_connections = (unsigned)c->max_connections;
+    a->max_pending_writes = (unsigned)c->max_pending_writes;
 }
 
 int main(int argc, char **argv) {
