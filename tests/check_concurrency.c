@@ -11,7 +11,10 @@
  *   through the registry (store first, then the pointer swap);
  * - over HTTP: the real server (api_server_start on 127.0.0.1, several
  *   worker threads) with client threads querying and reading metadata while
- *   another client PUTs replacements.
+ *   another client PUTs replacements;
+ * - the writer thread: several clients PUT and DELETE at once through a
+ *   small --max-pending-writes while others query, then the server stops
+ *   with writes still queued (suspended connections resumed and answered).
  * Versions alternate between two meshes with different polygon counts
  * (odd: mesh A, 9 polygons; even: mesh B, 16 polygons), so every reader
  * checks that the entry it got is whole: its polygon count is the one of
@@ -363,6 +366,126 @@ START_TEST(test_http_replace_while_querying) {
 }
 END_TEST
 
+/* ---- the writer thread under contention and at shutdown ---- */
+
+#define CC_WRITERS 3
+
+typedef struct cc_writer {
+    cc_shared *sh;
+    atomic_int *stopping; /* the server is being stopped: transport failures are expected */
+    int id;
+    const char *body;
+    size_t len;
+    atomic_long answered, refused; /* 2xx answers, 503 unavailable answers */
+} cc_writer;
+
+/* PUTs its own name, DELETEs it every third turn; each answer must be one
+   the contract allows for that write. */
+static void *cc_http_writer(void *arg) {
+    cc_writer *w = arg;
+    cc_shared *sh = w->sh;
+    char path[64], why[200] = "";
+    snprintf(path, sizeof path, "/v1/navmeshes/w%d", w->id);
+    tl_conn c = {.fd = -1, .port = sh->port}; /* tl_request connects (again) on demand */
+    for (unsigned i = 0; !atomic_load(w->stopping) && !why[0]; i++) {
+        int del = i % 3 == 2;
+        tl_response r;
+        int rc = del ? tl_request(&c, "DELETE", path, NULL, NULL, 0, NULL, &r)
+                     : tl_request(&c, "PUT", path, "application/json", w->body, w->len, NULL, &r);
+        if (rc != TL_OK) {
+            if (!atomic_load(w->stopping))
+                snprintf(why, sizeof why, "%s %s: no answer (%d)", del ? "DELETE" : "PUT", path,
+                         rc);
+            break;
+        }
+        if (r.status == 503 && strcmp(tl_error_code(&r), "unavailable") == 0)
+            atomic_fetch_add(&w->refused, 1);
+        else if (del ? (r.status == 204 || r.status == 404) : (r.status == 200 || r.status == 201))
+            atomic_fetch_add(&w->answered, 1);
+        else
+            snprintf(why, sizeof why, "%s %s: %d %.120s", del ? "DELETE" : "PUT", path, r.status,
+                     r.body);
+        tl_response_free(&r);
+    }
+    tl_close(&c);
+    if (why[0] && !atomic_exchange(&sh->bad, 1))
+        snprintf(sh->why, sizeof sh->why, "%s", why);
+    return NULL;
+}
+
+START_TEST(test_http_writer_under_contention_and_stop) {
+    cc_shared sh;
+    store *st = cc_setup(&sh);
+    api_config cfg = {.bind = "127.0.0.1",
+                      .threads = 2,
+                      .max_body = 1u << 20,
+                      .max_batch = 16,
+                      .max_agents = 16,
+                      .max_nodes = 4096,
+                      .limits = {.max_verts = 1000, .max_polys = 1000, .max_verts_per_poly = 16},
+                      .cache_bytes = 1u << 20,
+                      .request_timeout = 30,
+                      .connection_timeout = 30,
+                      .max_connections = 32,
+                      .max_pending_writes = 2};
+    char msg[256];
+    api_server *srv = api_server_start(&cfg, sh.reg, msg, sizeof msg);
+    ck_assert_msg(srv != NULL, "server: %s", msg);
+    sh.port = api_server_port(srv);
+    size_t lena;
+    char *a = cc_grid_json(3, &lena);
+    tl_conn w0 = {.fd = -1, .port = sh.port};
+    tl_response r;
+    ck_assert_int_eq(
+        tl_request(&w0, "PUT", "/v1/navmeshes/cc", "application/json", a, lena, NULL, &r), TL_OK);
+    ck_assert_msg(r.status == 201, "first PUT: %d %s", r.status, r.body);
+    tl_response_free(&r);
+    tl_close(&w0);
+
+    atomic_int stopping = 0;
+    cc_writer wr[CC_WRITERS];
+    pthread_t rth[CC_READERS], wth[CC_WRITERS];
+    for (int i = 0; i < CC_READERS; i++)
+        ck_assert_int_eq(pthread_create(&rth[i], NULL, cc_http_reader, &sh), 0);
+    for (int i = 0; i < CC_WRITERS; i++) {
+        wr[i] = (cc_writer){.sh = &sh, .stopping = &stopping, .id = i, .body = a, .len = lena};
+        atomic_init(&wr[i].answered, 0);
+        atomic_init(&wr[i].refused, 0);
+        ck_assert_int_eq(pthread_create(&wth[i], NULL, cc_http_writer, &wr[i]), 0);
+    }
+    /* Until readers and writers have done some work (bounded: a stuck server fails below). */
+    for (int i = 0; i < 3000 && !atomic_load(&sh.bad); i++) {
+        long writes = 0;
+        for (int k = 0; k < CC_WRITERS; k++)
+            writes += atomic_load(&wr[k].answered);
+        if (atomic_load(&sh.reads) >= 60 && writes >= 4 * CC_WRITERS)
+            break;
+        usleep(10 * 1000);
+    }
+    atomic_store(&sh.stop, 1);
+    for (int i = 0; i < CC_READERS; i++)
+        pthread_join(rth[i], NULL);
+    /* Stop while the writers keep writing: whatever was admitted is answered. */
+    atomic_store(&stopping, 1);
+    api_server_stop(srv);
+    long answered = 0, refused = 0;
+    for (int i = 0; i < CC_WRITERS; i++) {
+        pthread_join(wth[i], NULL);
+        answered += atomic_load(&wr[i].answered);
+        refused += atomic_load(&wr[i].refused);
+    }
+    free(a);
+    ck_assert_msg(!atomic_load(&sh.bad), "%s", sh.why);
+    ck_assert_msg(answered > 0, "no write was answered");
+    printf("concurrency: %d writer clients through --max-pending-writes 2: %ld writes answered, "
+           "%ld refused with 503, under %ld reads; stopped while writing\n",
+           CC_WRITERS, answered, refused, atomic_load(&sh.reads));
+    api_registry_free(sh.reg);
+    store_close(st);
+    cc_remove_store();
+}
+END_TEST
+
 extern Suite *concurrency_suite(void);
 Suite *concurrency_suite(void) {
     Suite *s = suite_create("concurrency");
@@ -370,6 +493,7 @@ Suite *concurrency_suite(void) {
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_registry_replace_while_querying);
     tcase_add_test(tc, test_http_replace_while_querying);
+    tcase_add_test(tc, test_http_writer_under_contention_and_stop);
     suite_add_tcase(s, tc);
     return s;
 }
