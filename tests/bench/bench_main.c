@@ -12,7 +12,8 @@
  * - HTTP against the real binary (NAVD_BIN) with a small keep-alive load
  *   generator (several connections, one thread each): requests/s of
  *   GET /health, cached POST path and uncached POST path, and the ratio
- *   cached-path / health (target >= 0.7);
+ *   cached-path / health (target >= 0.7); the same three through wrk when
+ *   it is installed (a lighter client, so the ratio is more navd's own);
  * - then the optimal and steering helpers' bench functions when linked.
  */
 #include <pthread.h>
@@ -382,6 +383,81 @@ int bench_start_dungeon(th_server *s, const char *label) {
     return status;
 }
 
+/* Requests/s that wrk (Debian's `wrk`, an epoll client far lighter than
+   the thread-per-connection generator above) measures for `seconds` on 4
+   connections; lua: a request script or NULL for GET. < 0 when wrk is
+   absent or fails. */
+static double wrk_rate(int port, const char *path, const char *lua, int seconds) {
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "wrk -t2 -c4 -d%ds %s%s http://127.0.0.1:%d%s 2>/dev/null", seconds,
+             lua ? "-s " : "", lua ? lua : "", port, path);
+    FILE *f = popen(cmd, "r");
+    if (!f)
+        return -1;
+    char line[512];
+    double rate = -1;
+    int errors = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (!strncmp(line, "Requests/sec:", 13))
+            rate = atof(line + 13);
+        /* wrk counts error answers as requests: any makes the figure void */
+        if (strstr(line, "Non-2xx") || strstr(line, "Socket errors"))
+            errors = 1;
+    }
+    return pclose(f) == 0 && !errors ? rate : -1;
+}
+
+/* A wrk script posting the bodies in turn (each wrk thread cycles them). */
+static int wrk_script(const char *file, char *const *bodies, int n) {
+    FILE *f = fopen(file, "w");
+    if (!f)
+        return -1;
+    fprintf(f, "local bodies = {\n");
+    for (int i = 0; i < n; i++)
+        fprintf(f, "  [[%s]],\n", bodies[i]);
+    fprintf(f, "}\nlocal i = 0\nrequest = function()\n  i = i %% #bodies + 1\n"
+               "  return wrk.format(\"POST\", \"/v1/navmeshes/dungeon/path\",\n"
+               "    {[\"Content-Type\"] = \"application/json\"}, bodies[i])\nend\n");
+    return fclose(f) == 0 ? 0 : -1;
+}
+
+/* The same three rates through wrk when it is installed: with the client
+   taking less of the 2 cores, the ratio says more about navd itself. */
+static void bench_http_wrk(int port, const char *dir, char *const *cached, char *const *uncached,
+                           int n) {
+    if (system("command -v wrk >/dev/null 2>&1") != 0) {
+        printf("  wrk not installed (apt-get install wrk): the wrk figures are skipped\n");
+        return;
+    }
+    char hit_lua[600], miss_lua[600];
+    snprintf(hit_lua, sizeof hit_lua, "%s/hit.lua", dir);
+    snprintf(miss_lua, sizeof miss_lua, "%s/miss.lua", dir);
+    if (wrk_script(hit_lua, cached, n) != 0 || wrk_script(miss_lua, uncached, n) != 0) {
+        printf("  cannot write the wrk scripts: skipped\n");
+        return;
+    }
+    const int rounds = 3;
+    double health = 0, hit = 0, miss = 0;
+    for (int k = 0; k < rounds; k++) {
+        double a = wrk_rate(port, "/health", NULL, 1);
+        double b = wrk_rate(port, "/v1/navmeshes/dungeon/path", hit_lua, 1);
+        double c = wrk_rate(port, "/v1/navmeshes/dungeon/path", miss_lua, 1);
+        if (a <= 0 || b <= 0 || c <= 0) {
+            printf("  wrk failed or saw error answers: skipped\n");
+            return;
+        }
+        health += a / rounds;
+        hit += b / rounds;
+        miss += c / rounds;
+    }
+    printf(
+        "  wrk (2 threads, 4 connections, %d x 1 s interleaved): GET /health %.0f req/s; POST path "
+        "cached %.0f req/s; uncached %.0f req/s\n",
+        rounds, health, hit, miss);
+    printf("  wrk ratio cached-path/health %.2f (target >= 0.7), uncached-path/health %.2f\n",
+           hit / health, miss / health);
+}
+
 static void bench_http(void) {
     printf("\n== HTTP, keep-alive, load generator in tests/bench (one thread per connection)\n");
     /* copied: fx_shared_mesh_path's buffer is static and reused below */
@@ -454,6 +530,7 @@ static void bench_http(void) {
                conns, secs, health, hit, miss, f1, f2, f3);
         printf("  ratio cached-path/health %.2f (target >= 0.7), uncached-path/health %.2f\n",
                hit / health, miss / health);
+        bench_http_wrk(s.port, s.dir, cached, uncached, NB);
     }
     for (int i = 0; i < NB; i++) {
         free(cached[i]);

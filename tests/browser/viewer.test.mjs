@@ -29,11 +29,6 @@ const BUILD = path.join(ROOT, 'build');
 
 let passed = 0;
 let failed = 0;
-let skipped = 0;
-function skip(name, why) {
-  skipped++;
-  console.log(`skip - ${name}: ${why}`);
-}
 function check(name, ok, detail) {
   if (ok) {
     passed++;
@@ -182,14 +177,12 @@ async function run(browser, base) {
     Number(await app.getAttribute('data-components')) === meta.components,
     `viewer ${await app.getAttribute('data-components')}, service ${meta.components}`);
 
-  // Endpoints this build may not have yet (each lands with its own issue):
-  // "demo" exists, so a 404 from a query route means the route is missing.
-  // Their checks are reported as skipped rather than failed; the viewer then
-  // never calls them, so they cannot leave 404s in the console either.
-  const has = {};
-  for (const ep of ['path', 'raycast', 'reachable', 'step'])
-    has[ep] = (await apiJson(base, 'POST', `/v1/navmeshes/demo/${ep}`, {})).status !== 404;
-  const missing = (ep) => `this navd has no POST /v1/navmeshes/{name}/${ep} yet (404)`;
+  // Every query route the viewer uses must exist: "demo" does, so a 404
+  // here means a route went missing, and that fails (it is never skipped).
+  for (const ep of ['path', 'raycast', 'reachable', 'step']) {
+    const st = (await apiJson(base, 'POST', `/v1/navmeshes/demo/${ep}`, {})).status;
+    check(`POST /v1/navmeshes/{name}/${ep} exists`, st !== 404, `status ${st}`);
+  }
 
   const box = await page.locator('#view').boundingBox();
   const toPage = async (pt) => {
@@ -202,15 +195,14 @@ async function run(browser, base) {
   const pts = clickablePoints(polys);
   let best = null;
   const pathOf = async (a, b) => (await apiJson(base, 'POST', '/v1/navmeshes/demo/path', { start: a, end: b, cache: false })).data;
-  for (let i = 0; has.path && i < pts.length && i < 12; i++) {
+  for (let i = 0; i < pts.length && i < 12; i++) {
     const a = pts[i];
     const b = pts[pts.length - 1 - i];
     if (!b || a === b) continue;
     const r = await pathOf(a.pt, b.pt);
     if (r && r.status === 'complete' && (!best || r.corners.length > best.r.corners.length)) best = { a, b, r };
   }
-  if (has.path) check('found two points on the demo mesh joined by a path', !!best, `${pts.length} clickable points`);
-  else skip('path tool', missing('path'));
+  check('found two points on the demo mesh joined by a path', !!best, `${pts.length} clickable points`);
   if (best) {
     await clickWorld(best.a.pt);
     await clickWorld(best.b.pt);
@@ -274,9 +266,7 @@ async function run(browser, base) {
   await page.waitForTimeout(100);
 
   // -- raycast and reachability agree with the API
-  if (!best) skip('raycast and reachable tools', 'no two points with a path to click');
-  else if (!has.raycast || !has.reachable) skip('raycast and reachable tools', missing(has.raycast ? 'reachable' : 'raycast'));
-  else {
+  if (best) {
     await page.click('#tools button[data-tool="raycast"]');
     await clickWorld(best.a.pt);
     await clickWorld(best.b.pt);
@@ -300,8 +290,7 @@ async function run(browser, base) {
   }
 
   // -- agents: place some 4..12 m (by path) from a target, run, check they got closer
-  if (has.step && has.path) await agents(page, app, base, pts, best, clickWorld, pathOf);
-  else skip('agent simulation', missing(has.step ? 'path' : 'step'));
+  await agents(page, app, base, pts, best, clickWorld, pathOf);
 
   // The README's picture: the path tool again (its result is kept), with the
   // paused agents still drawn on top.
@@ -411,5 +400,5 @@ try {
   failed++;
   console.log(`not ok - test harness: ${e && e.stack ? e.stack : e}`);
 }
-console.log(`${passed} passed, ${failed} failed` + (skipped ? `, ${skipped} skipped` : ''));
+console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);
