@@ -54,6 +54,8 @@ const api_config *api_req_config(const api_req *r);
 api_registry *api_req_registry(const api_req *r);
 /* Requests between their first callback and completion, this one included. */
 unsigned api_req_in_flight(const api_req *r);
+/* Navmesh writes admitted and not yet finished (queued + running). */
+unsigned api_req_writes_pending(const api_req *r);
 /* The validated {name} path segment, or "" when the route has none. */
 const char *api_req_name(const api_req *r);
 /* The request body (NUL-terminated, len excludes the NUL) and its type. */
@@ -95,8 +97,10 @@ void api_reply_response(api_req *r, unsigned http_status, struct MHD_Response *r
 /* ---- metrics (api_metrics.c) ---- */
 /* Counts one finished request. route is an api_route_id or API_ROUTE_COUNT for "none". */
 void api_metrics_observe(unsigned route, unsigned http_status, double seconds);
-/* Writes the Prometheus text exposition (malloc'd). in_flight: requests being served. */
-char *api_metrics_render(api_registry *reg, unsigned in_flight, size_t *len);
+/* Writes the Prometheus text exposition (malloc'd). in_flight: requests being
+   served; writes_pending: navmesh writes queued for or on the writer thread. */
+char *api_metrics_render(api_registry *reg, unsigned in_flight, unsigned writes_pending,
+                         size_t *len);
 
 /* The route table (api_server.c) for metrics labels. */
 const char *api_route_pattern(unsigned route);

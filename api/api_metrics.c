@@ -96,7 +96,8 @@ static const char *method_label(unsigned r) {
     return r < API_ROUTE_COUNT ? api_route_method(r) : "other";
 }
 
-char *api_metrics_render(api_registry *reg, unsigned in_flight, size_t *len) {
+char *api_metrics_render(api_registry *reg, unsigned in_flight, unsigned writes_pending,
+                         size_t *len) {
     sbuf b = {0};
     sb_printf(&b, "# HELP navd_requests_total HTTP requests answered, by route pattern, method "
                   "and status class.\n# TYPE navd_requests_total counter\n");
@@ -139,6 +140,12 @@ char *api_metrics_render(api_registry *reg, unsigned in_flight, size_t *len) {
               "# HELP navd_requests_in_flight Requests being served, this scrape included.\n"
               "# TYPE navd_requests_in_flight gauge\nnavd_requests_in_flight %u\n",
               in_flight);
+    /* Writes queued for or running on the writer thread: at
+       --max-pending-writes, further PUTs and DELETEs get 503. */
+    sb_printf(&b,
+              "# HELP navd_writes_pending Navmesh writes waiting for or running on the writer "
+              "thread.\n# TYPE navd_writes_pending gauge\nnavd_writes_pending %u\n",
+              writes_pending);
     sb_printf(&b,
               "# HELP navd_navmeshes_loaded Navmeshes in memory.\n"
               "# TYPE navd_navmeshes_loaded gauge\nnavd_navmeshes_loaded %zu\n",

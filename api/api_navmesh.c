@@ -22,7 +22,8 @@ void api_h_health(api_req *r) {
 
 void api_h_metrics(api_req *r) {
     size_t len = 0;
-    char *text = api_metrics_render(api_req_registry(r), api_req_in_flight(r), &len);
+    char *text = api_metrics_render(api_req_registry(r), api_req_in_flight(r),
+                                    api_req_writes_pending(r), &len);
     if (!text) {
         api_reply_fail(r, API_E_UNAVAILABLE, "out of memory while rendering metrics");
         return;

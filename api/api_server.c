@@ -226,6 +226,13 @@ unsigned api_req_in_flight(const api_req *r) {
     return atomic_load(&r->srv->in_flight);
 }
 
+unsigned api_req_writes_pending(const api_req *r) {
+    pthread_mutex_lock(&r->srv->wq_lock);
+    unsigned n = r->srv->wq_pending;
+    pthread_mutex_unlock(&r->srv->wq_lock);
+    return n;
+}
+
 const char *api_req_name(const api_req *r) {
     return r->name;
 }

@@ -178,6 +178,15 @@ static void wr_expect_mesh(int port, const char *name, int present) {
     th_response_free(&r);
 }
 
+/* The value of an unlabelled gauge in a /metrics body, or -1. */
+static long wr_gauge(const char *body, const char *name) {
+    size_t n = strlen(name);
+    for (const char *p = body; p && (p = strstr(p, name)) != NULL; p += n)
+        if ((p == body || p[-1] == '\n') && p[n] == ' ')
+            return strtol(p + n + 1, NULL, 10);
+    return -1;
+}
+
 /*
  * With one HTTP worker, queries on another keep-alive connection are
  * answered while a big PUT is built and stored. Counted: query responses
@@ -211,20 +220,31 @@ START_TEST(test_queries_answered_during_put) {
     /* (0.5, 0, 0.5) to (2.5, 0, 2.5) on the 3 x 3 grid: both points on the
        mesh, so 200 with a path (its geometry is check_api_http's business). */
     static const char path_body[] = "{\"start\":[0.5,0,0.5],\"end\":[2.5,0,2.5]}";
-    long during = 0, total = 0;
+    /* Every third query is a /metrics scrape: while the PUT is in flight
+       navd_writes_pending counts it (1, never more: it is the only write). */
+    long during = 0, total = 0, pending_max = -1;
     while (!atomic_load(&put.answered)) {
-        if (total % 2 == 0)
+        long pending = -1;
+        if (total % 3 == 0) {
             ck_assert_int_eq(th_conn_request(&q, "GET", "/health", NULL, NULL, 0, NULL, &r), 0);
-        else
+        } else if (total % 3 == 1) {
             ck_assert_int_eq(th_conn_request(&q, "POST", "/v1/navmeshes/small/path",
                                              "application/json", path_body, sizeof path_body - 1,
                                              NULL, &r),
                              0);
+        } else {
+            ck_assert_int_eq(th_conn_request(&q, "GET", "/metrics", NULL, NULL, 0, NULL, &r), 0);
+            pending = wr_gauge(r.body, "navd_writes_pending");
+            ck_assert_msg(pending == 0 || pending == 1, "navd_writes_pending %ld", pending);
+        }
         ck_assert_msg(r.status == 200, "query %ld: %d %s", total, r.status, r.body);
         th_response_free(&r);
         total++;
-        if (!atomic_load(&put.answered))
+        if (!atomic_load(&put.answered)) {
             during++;
+            if (pending > pending_max)
+                pending_max = pending;
+        }
     }
     pthread_join(th, NULL);
     ck_assert_msg(put.resp.status == 201, "big PUT: %d %s", put.resp.status,
@@ -237,6 +257,11 @@ START_TEST(test_queries_answered_during_put) {
                   "only %ld queries were answered while the PUT was in flight: the write held "
                   "the HTTP worker",
                   during);
+    ck_assert_msg(pending_max == 1, "no /metrics scrape during the PUT saw it pending (max %ld)",
+                  pending_max);
+    ck_assert_int_eq(th_conn_request(&q, "GET", "/metrics", NULL, NULL, 0, NULL, &r), 0);
+    ck_assert_int_eq(wr_gauge(r.body, "navd_writes_pending"), 0); /* answered: none left */
+    th_response_free(&r);
     th_response_free(&put.resp);
     th_close(&put.conn);
     th_close(&q);
