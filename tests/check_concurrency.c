@@ -309,24 +309,34 @@ static void *cc_http_reader(void *arg) {
     return NULL;
 }
 
+/* An in-process server on an ephemeral port over sh's registry, with small
+   limits; max_pending_writes 0 keeps the default. cfg must outlive it. */
+static api_server *cc_server(cc_shared *sh, api_config *cfg, unsigned threads,
+                             unsigned max_pending_writes) {
+    *cfg = (api_config){.bind = "127.0.0.1",
+                        .threads = threads,
+                        .max_body = 1u << 20,
+                        .max_batch = 16,
+                        .max_agents = 16,
+                        .max_nodes = 4096,
+                        .limits = {.max_verts = 1000, .max_polys = 1000, .max_verts_per_poly = 16},
+                        .cache_bytes = 1u << 20,
+                        .request_timeout = 30,
+                        .connection_timeout = 30,
+                        .max_connections = 32,
+                        .max_pending_writes = max_pending_writes};
+    char msg[256];
+    api_server *srv = api_server_start(cfg, sh->reg, msg, sizeof msg);
+    ck_assert_msg(srv != NULL, "server: %s", msg);
+    sh->port = api_server_port(srv);
+    return srv;
+}
+
 START_TEST(test_http_replace_while_querying) {
     cc_shared sh;
     store *st = cc_setup(&sh);
-    api_config cfg = {.bind = "127.0.0.1",
-                      .threads = 4,
-                      .max_body = 1u << 20,
-                      .max_batch = 16,
-                      .max_agents = 16,
-                      .max_nodes = 4096,
-                      .limits = {.max_verts = 1000, .max_polys = 1000, .max_verts_per_poly = 16},
-                      .cache_bytes = 1u << 20,
-                      .request_timeout = 30,
-                      .connection_timeout = 30,
-                      .max_connections = 32};
-    char msg[256];
-    api_server *srv = api_server_start(&cfg, sh.reg, msg, sizeof msg);
-    ck_assert_msg(srv != NULL, "server: %s", msg);
-    sh.port = api_server_port(srv);
+    api_config cfg;
+    api_server *srv = cc_server(&sh, &cfg, 4, 0);
 
     size_t lena, lenb;
     char *a = cc_grid_json(3, &lena), *b = cc_grid_json(4, &lenb);
@@ -416,22 +426,8 @@ static void *cc_http_writer(void *arg) {
 START_TEST(test_http_writer_under_contention_and_stop) {
     cc_shared sh;
     store *st = cc_setup(&sh);
-    api_config cfg = {.bind = "127.0.0.1",
-                      .threads = 2,
-                      .max_body = 1u << 20,
-                      .max_batch = 16,
-                      .max_agents = 16,
-                      .max_nodes = 4096,
-                      .limits = {.max_verts = 1000, .max_polys = 1000, .max_verts_per_poly = 16},
-                      .cache_bytes = 1u << 20,
-                      .request_timeout = 30,
-                      .connection_timeout = 30,
-                      .max_connections = 32,
-                      .max_pending_writes = 2};
-    char msg[256];
-    api_server *srv = api_server_start(&cfg, sh.reg, msg, sizeof msg);
-    ck_assert_msg(srv != NULL, "server: %s", msg);
-    sh.port = api_server_port(srv);
+    api_config cfg;
+    api_server *srv = cc_server(&sh, &cfg, 2, 2);
     size_t lena;
     char *a = cc_grid_json(3, &lena);
     tl_conn w0 = {.fd = -1, .port = sh.port};
