@@ -312,8 +312,27 @@ static nav_mesh *fx_random_once(uint32_t seed, const fx_random_opts *o, const ui
     float cell = o->cell > 0 ? o->cell : 1.0f;
     uint8_t *present = malloc((size_t)w * h + 1);
     FX_REQUIRE(present != NULL, "fixture allocation failed");
-    for (size_t c = 0; c < (size_t)w * h; c++)
-        present[c] = fx_randf(&rng) >= o->hole_ratio;
+    if (o->walls) {
+        /* wall segments until hole_ratio of the cells are walls */
+        memset(present, 1, (size_t)w * h);
+        size_t target = (size_t)(o->hole_ratio * (float)w * (float)h), holes = 0;
+        while (holes < target) {
+            uint32_t i = fx_rand(&rng) % w, j = fx_rand(&rng) % h, len = 3 + fx_rand(&rng) % 14;
+            int across = fx_rand(&rng) & 1;
+            for (uint32_t k = 0; k < len && holes < target; k++) {
+                uint32_t ci = across ? i + k : i, cj = across ? j : j + k;
+                if (ci >= w || cj >= h)
+                    break;
+                if (present[(size_t)cj * w + ci]) {
+                    present[(size_t)cj * w + ci] = 0;
+                    holes++;
+                }
+            }
+        }
+    } else {
+        for (size_t c = 0; c < (size_t)w * h; c++)
+            present[c] = fx_randf(&rng) >= o->hole_ratio;
+    }
     int bridge = o->bridge && w >= 5 && h >= 3;
     uint32_t jb = h / 2, ia = 1, ib = w - 2;
     if (bridge) {

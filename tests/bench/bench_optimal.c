@@ -80,8 +80,8 @@ static void ob_run(nav_query *q, const nav_mesh *m, const ob_req *rs, int n, nav
 
 /* Time ratios (optimal / corridor) per band, summed per mesh family. */
 typedef struct ob_sum {
-    double shared, large;
-    int nshared, nlarge;
+    double shared, large, walls;
+    int nshared, nlarge, nwalls;
     char slower[1024]; /* "mesh band ratio" of every band where optimal is slower */
 } ob_sum;
 
@@ -101,7 +101,10 @@ static void ob_band(nav_query *q, const nav_mesh *m, const char *mesh, const cha
            mesh, band, n, o.us, c.us, ratio, o.nodes / n, c.nodes / n,
            c.nodes > 0 ? o.nodes / c.nodes : 0.0, o.len > 0 ? 100.0 * (c.len - o.len) / o.len : 0.0,
            o.fallback);
-    if (large) {
+    if (large == 2) {
+        sum->walls += ratio;
+        sum->nwalls++;
+    } else if (large) {
         sum->large += ratio;
         sum->nlarge++;
     } else {
@@ -171,13 +174,19 @@ static uint32_t ob_point(const nav_mesh *m, uint32_t *rng, float out[3]) {
     return p;
 }
 
-static void ob_large(nav_query *q, ob_buf *b, ob_sum *sum) {
+/* A generated mesh over 100,000 polygons: walls = 0, 20 % single-cell holes
+   (a field of pillars, the hard case for an exact search: see README);
+   walls = 1, 15 % of the cells as wall segments (rooms and corridors). */
+static void ob_large(nav_query *q, ob_buf *b, ob_sum *sum, int walls) {
     fx_random_opts o = fx_random_defaults();
     o.width = o.height = 320;
-    o.hole_ratio = 0.2f;
+    o.hole_ratio = walls ? 0.15f : 0.2f;
+    o.walls = walls;
     o.islands = 0;
     nav_mesh *m = fx_random(2024, &o);
-    printf("  fx_random 320 x 320, holes 20%%: %u polygons\n", nav_mesh_polygon_count(m));
+    const char *family = walls ? "walls320" : "random320";
+    printf("  fx_random 320 x 320, %s: %u polygons\n",
+           walls ? "15% of cells in wall segments" : "holes 20%", nav_mesh_polygon_count(m));
     static const struct {
         const char *name;
         double lo, hi;
@@ -199,7 +208,7 @@ static void ob_large(nav_query *q, ob_buf *b, ob_sum *sum) {
             rs[n].dist = d;
             n++;
         }
-        ob_band(q, m, "random320", bands[k].name, rs, n, ext, k == 2 ? 2 : 3, b, 1, sum);
+        ob_band(q, m, family, bands[k].name, rs, n, ext, k == 2 ? 2 : 3, b, walls ? 2 : 1, sum);
         free(rs);
     }
     nav_mesh_free(m);
@@ -218,15 +227,18 @@ void bench_optimal(void) {
     }
     ob_sum sum = {0};
     ob_shared(q, b, &sum);
-    ob_large(q, b, &sum);
-    int nall = sum.nshared + sum.nlarge;
+    ob_large(q, b, &sum, 0);
+    ob_large(q, b, &sum, 1);
+    int nall = sum.nshared + sum.nlarge + sum.nwalls;
     printf("  mean optimal/corridor time ratio (< 1: optimal faster):");
     if (sum.nshared)
         printf(" shared meshes %.2f (%d bands),", sum.shared / sum.nshared, sum.nshared);
     if (sum.nlarge)
         printf(" random320 %.2f (%d bands),", sum.large / sum.nlarge, sum.nlarge);
+    if (sum.nwalls)
+        printf(" walls320 %.2f (%d bands),", sum.walls / sum.nwalls, sum.nwalls);
     if (nall)
-        printf(" all %.2f\n", (sum.shared + sum.large) / nall);
+        printf(" all %.2f\n", (sum.shared + sum.large + sum.walls) / nall);
     printf("  optimal slower than corridor in: %s\n", sum.slower[0] ? sum.slower : "no band");
     free(b);
     nav_query_free(q);
