@@ -4,7 +4,8 @@
  * search, and string pulling for the corridor). Prints us/query for both and
  * their ratio, for short, medium and long paths, on the shared Recast meshes
  * (their reference queries, split into thirds by straight-line distance) and
- * on a generated mesh of over 100,000 polygons. Also the share of optimal
+ * on two generated meshes of over 100,000 polygons (single-cell pillars;
+ * wall segments, i.e. rooms and corridors). Also the share of optimal
  * requests that fell back to the corridor (budget) and how much shorter the
  * optimal paths are. Each band's time is the best of its repetitions (the
  * machine is shared: the minimum is the least disturbed figure). Ends with
