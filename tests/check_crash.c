@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "tests/test_http.h"
+#include "tests/test_fixtures.h"
 #include "tests/test_load.h"
 
 #define CR_NAMES 6
@@ -73,17 +74,17 @@ static void *cr_writer(void *arg) {
     if (tl_connect(&c, cl->port) != TL_OK)
         return NULL;
     for (;;) {
-        int i = (int)(tl_rand(&cl->rng) % CR_NAMES);
+        int i = (int)(fx_rand(&cl->rng) % CR_NAMES);
         char path[64];
         snprintf(path, sizeof path, "/v1/navmeshes/crash-%d", i);
-        int del = tl_rand(&cl->rng) % 4 == 0;
+        int del = fx_rand(&cl->rng) % 4 == 0;
         tl_response r;
         int rc;
         if (del) {
             cl->pending[i] = CR_DELETE;
             rc = tl_request(&c, "DELETE", path, NULL, NULL, 0, NULL, &r);
         } else {
-            int n = 1 + (int)(tl_rand(&cl->rng) % CR_MAX_QUADS);
+            int n = 1 + (int)(fx_rand(&cl->rng) % CR_MAX_QUADS);
             size_t len;
             char *body = cr_mesh(n, &len);
             cl->pending[i] = CR_PUT;
@@ -215,7 +216,7 @@ START_TEST(test_kill_restart) {
         pthread_t th;
         ck_assert_int_eq(pthread_create(&th, NULL, cr_writer, &cl), 0);
         /* 20..200 ms of writes, then the power cut. */
-        long ms = 20 + (long)(tl_rand(&sched) % 181);
+        long ms = 20 + (long)(fx_rand(&sched) % 181);
         struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
         nanosleep(&ts, NULL);
         th_kill(&srv);

@@ -598,20 +598,10 @@ END_TEST
 
 /* ---------------------------------------------------------------- properties */
 
-/* A uniformly random point on a random polygon (fan triangle, barycentric). */
+/* A uniformly random point on a random polygon (fan triangle, barycentric),
+   lifted onto the surface. */
 static uint32_t random_point(const nav_mesh *m, uint32_t *rng, float out[3]) {
-    uint32_t p = fx_rand(rng) % m->npolys;
-    uint32_t n = nav_poly_nverts(m, p);
-    uint32_t k = 1 + fx_rand(rng) % (n - 2);
-    const float *a = nav_poly_vert(m, p, 0), *b = nav_poly_vert(m, p, k),
-                *c = nav_poly_vert(m, p, k + 1);
-    float u = fx_randf(rng), v = fx_randf(rng);
-    if (u + v > 1) {
-        u = 1 - u;
-        v = 1 - v;
-    }
-    for (int i = 0; i < 3; i++)
-        out[i] = a[i] + u * (b[i] - a[i]) + v * (c[i] - a[i]);
+    uint32_t p = fx_random_point(m, rng, out);
     float y;
     if (nav_mesh_height(m, p, out[0], out[2], &y) == NAV_OK)
         out[1] = y;

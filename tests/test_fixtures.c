@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "nav/nav_internal.h"
+
 /* Fails the current test with a message. Check's ck_assert marks a point
    even on success, which aborts outside a test run; the benchmarks use these
    fixtures outside Check, so only the failure path may call into it. */
@@ -250,6 +252,22 @@ uint32_t fx_rand(uint32_t *state) {
 
 float fx_randf(uint32_t *state) {
     return (float)(fx_rand(state) >> 8) / 16777216.0f;
+}
+
+uint32_t fx_random_point(const nav_mesh *m, uint32_t *rng, float out[3]) {
+    uint32_t p = fx_rand(rng) % m->npolys;
+    uint32_t n = nav_poly_nverts(m, p);
+    uint32_t k = 1 + fx_rand(rng) % (n - 2);
+    const float *a = nav_poly_vert(m, p, 0), *b = nav_poly_vert(m, p, k),
+                *c = nav_poly_vert(m, p, k + 1);
+    float u = fx_randf(rng), v = fx_randf(rng);
+    if (u + v > 1) { /* fold the far half of the square onto the triangle */
+        u = 1 - u;
+        v = 1 - v;
+    }
+    for (int i = 0; i < 3; i++)
+        out[i] = a[i] + u * (b[i] - a[i]) + v * (c[i] - a[i]);
+    return p;
 }
 
 fx_random_opts fx_random_defaults(void) {

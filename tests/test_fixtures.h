@@ -86,6 +86,11 @@ nav_mesh *fx_random(uint32_t seed, const fx_random_opts *opts);
 /* Deterministic PRNG shared by tests (xorshift32); state must be non-zero. */
 uint32_t fx_rand(uint32_t *state);
 float fx_randf(uint32_t *state); /* [0, 1) */
+/* A random point of m: a random polygon (uniform by count), a random
+   triangle of its fan, a uniform point of that triangle, on the polygon's
+   plane through its vertices (not lifted onto the detail surface).
+   Returns the polygon. */
+uint32_t fx_random_point(const nav_mesh *m, uint32_t *rng, float out[3]);
 
 /* ---- path answers held in their own buffers (cache and determinism tests) ---- */
 #define FX_ANSWER_MAX 512

@@ -2,6 +2,7 @@
  * test_load: the keep-alive HTTP/1.1 client of the reliability tests and
  * of bench_load (see test_load.h). Only loopback: it never resolves names.
  */
+#include "tests/test_fixtures.h"
 #include "tests/test_load.h"
 
 #include <arpa/inet.h>
@@ -426,20 +427,12 @@ static void tl_init_points(uint32_t seed) {
     }
 }
 
-uint32_t tl_rand(uint32_t *s) {
-    uint32_t x = *s;
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    return *s = x;
-}
-
 #define P3(p) (double)(p)[0], (double)(p)[1], (double)(p)[2]
 
 /* Writes the body of one request of endpoint e into buf; returns its length. */
 static size_t tl_body(tl_endpoint e, uint32_t *rng, char *buf, size_t size) {
-    const float *a = tl_points[tl_rand(rng) % TL_POINTS];
-    const float *b = tl_points[tl_rand(rng) % TL_POINTS];
+    const float *a = tl_points[fx_rand(rng) % TL_POINTS];
+    const float *b = tl_points[fx_rand(rng) % TL_POINTS];
     int n = 0;
     switch (e) {
     case TL_EP_PATH:
@@ -449,8 +442,8 @@ static size_t tl_body(tl_endpoint e, uint32_t *rng, char *buf, size_t size) {
     case TL_EP_PATHS: {
         n = snprintf(buf, size, "{\"queries\":[");
         for (int q = 0; q < 4; q++) {
-            const float *s = tl_points[tl_rand(rng) % TL_POINTS];
-            const float *t = tl_points[tl_rand(rng) % TL_POINTS];
+            const float *s = tl_points[fx_rand(rng) % TL_POINTS];
+            const float *t = tl_points[fx_rand(rng) % TL_POINTS];
             n += snprintf(buf + n, size - (size_t)n, "%s{\"start\":[%g,%g,%g],\"end\":[%g,%g,%g]}",
                           q ? "," : "", P3(s), P3(t));
         }
@@ -461,7 +454,7 @@ static size_t tl_body(tl_endpoint e, uint32_t *rng, char *buf, size_t size) {
         n = snprintf(buf, size, "{\"point\":[%g,%g,%g]}", (double)a[0], 0.5, (double)a[2]);
         break;
     case TL_EP_REACHABLE:
-        if (tl_rand(rng) % 2)
+        if (fx_rand(rng) % 2)
             n = snprintf(buf, size, "{\"start\":[%g,%g,%g],\"end\":[%g,%g,%g]}", P3(a), P3(b));
         else
             n = snprintf(buf, size, "{\"start\":[%g,%g,%g],\"max_cost\":4}", P3(a));
@@ -469,8 +462,8 @@ static size_t tl_body(tl_endpoint e, uint32_t *rng, char *buf, size_t size) {
     case TL_EP_STEP: {
         n = snprintf(buf, size, "{\"dt\":0.05,\"agents\":[");
         for (int k = 0; k < 4; k++) {
-            const float *p = tl_points[tl_rand(rng) % TL_POINTS];
-            const float *t = tl_points[tl_rand(rng) % TL_POINTS];
+            const float *p = tl_points[fx_rand(rng) % TL_POINTS];
+            const float *t = tl_points[fx_rand(rng) % TL_POINTS];
             n += snprintf(buf + n, size - (size_t)n,
                           "%s{\"id\":\"a%d\",\"position\":[%g,%g,%g],\"velocity\":[0,0,0],"
                           "\"radius\":0.3,\"max_speed\":3,\"max_accel\":8,\"behavior\":\"%s\","
@@ -533,11 +526,11 @@ static void *tl_work(void *arg) {
     unsigned en = o->enabled;
     while (!*w->stop) {
         tl_endpoint e;
-        if ((en & (1u << TL_EP_PUT)) && (int)(tl_rand(&w->rng) % 1000) < o->put_per_mille) {
+        if ((en & (1u << TL_EP_PUT)) && (int)(fx_rand(&w->rng) % 1000) < o->put_per_mille) {
             e = TL_EP_PUT;
         } else {
             do {
-                e = (tl_endpoint)(tl_rand(&w->rng) % TL_EP_PUT);
+                e = (tl_endpoint)(fx_rand(&w->rng) % TL_EP_PUT);
             } while (!(en & (1u << e)));
         }
         int measuring = *w->measuring;

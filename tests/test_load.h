@@ -60,10 +60,6 @@ void tl_response_free(tl_response *res);
  * thread). */
 const char *tl_error_code(const tl_response *res);
 
-/* xorshift32: the next number of a seeded sequence (*s non-zero), the same
-   on every machine, so a failing run can be replayed from its seed. */
-uint32_t tl_rand(uint32_t *s);
-
 /* The integer after the first "key": in a JSON body, or -1 when absent (a
    probe for small known answers such as {"version":3}, not a JSON parser). */
 long tl_json_long(const char *body, const char *key);

@@ -122,22 +122,6 @@ static void bench_shared(void) {
 
 /* ---------------------------------------------------------------- large mesh */
 
-static uint32_t random_point(const nav_mesh *m, uint32_t *rng, float out[3]) {
-    uint32_t p = fx_rand(rng) % m->npolys;
-    uint32_t n = nav_poly_nverts(m, p);
-    uint32_t k = 1 + fx_rand(rng) % (n - 2);
-    const float *a = nav_poly_vert(m, p, 0), *bb = nav_poly_vert(m, p, k),
-                *c = nav_poly_vert(m, p, k + 1);
-    float u = fx_randf(rng), v = fx_randf(rng);
-    if (u + v > 1) {
-        u = 1 - u;
-        v = 1 - v;
-    }
-    for (int i = 0; i < 3; i++)
-        out[i] = a[i] + u * (bb[i] - a[i]) + v * (c[i] - a[i]);
-    return p;
-}
-
 static void bench_band(nav_query *q, const nav_mesh *m, const char *name, double dmin, double dmax,
                        int npairs, pbuf *b) {
     uint32_t rng = 12345u + (uint32_t)dmin;
@@ -145,7 +129,7 @@ static void bench_band(nav_query *q, const nav_mesh *m, const char *name, double
     int n = 0;
     for (int tries = 0; n < npairs && tries < npairs * 2000; tries++) {
         float s[3], e[3];
-        uint32_t ps = random_point(m, &rng, s), pe = random_point(m, &rng, e);
+        uint32_t ps = fx_random_point(m, &rng, s), pe = fx_random_point(m, &rng, e);
         double d = nav_dist2d(s, e);
         if (d < dmin || d > dmax || !nav_mesh_reachable(m, ps, pe))
             continue;
@@ -230,9 +214,9 @@ static void bench_cache(void) {
     uint32_t rng = 4242;
     float pos[AGENTS][3], targets[TARGETS][3];
     for (int t = 0; t < TARGETS; t++)
-        random_point(m, &rng, targets[t]);
+        fx_random_point(m, &rng, targets[t]);
     for (int a = 0; a < AGENTS; a++)
-        random_point(m, &rng, pos[a]);
+        fx_random_point(m, &rng, pos[a]);
     size_t nreq = (size_t)AGENTS * TICKS;
     nav_path_request *reqs = calloc(nreq, sizeof(*reqs));
     nav_query *q = nav_query_new(65536);

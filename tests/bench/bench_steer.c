@@ -37,10 +37,6 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static float xsf(uint32_t *s) {
-    return (float)(tl_rand(s) >> 8) / 16777216.0f;
-}
-
 static char *read_all(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -82,24 +78,6 @@ static nav_mesh *load_obj(const char *file) {
     return m;
 }
 
-/* A random point on the mesh: a random polygon (uniform by count), a random
-   triangle of its fan, a uniform point of that triangle. */
-static uint32_t random_point(const nav_mesh *m, uint32_t *rng, float p[3]) {
-    uint32_t poly = tl_rand(rng) % m->npolys;
-    uint32_t n = nav_poly_nverts(m, poly);
-    uint32_t t = 1 + tl_rand(rng) % (n - 2);
-    const float *a = nav_poly_vert(m, poly, 0), *b = nav_poly_vert(m, poly, t),
-                *c = nav_poly_vert(m, poly, t + 1);
-    float u = xsf(rng), v = xsf(rng);
-    if (u + v > 1.0f) {
-        u = 1.0f - u;
-        v = 1.0f - v;
-    }
-    for (int k = 0; k < 3; k++)
-        p[k] = a[k] + (b[k] - a[k]) * u + (c[k] - a[k]) * v;
-    return poly;
-}
-
 /*
  * nplayers players; each agent chases a random reachable one, or with
  * `nearest` the nearest reachable one (a game where each player draws the
@@ -121,10 +99,10 @@ static void run(const char *name, const nav_mesh *m, uint32_t n, int use_cache, 
     float players[BENCH_MAX_PLAYERS][3];
     uint32_t player_poly[BENCH_MAX_PLAYERS];
     for (int k = 0; k < nplayers; k++)
-        player_poly[k] = random_point(m, &rng, players[k]);
+        player_poly[k] = fx_random_point(m, &rng, players[k]);
     for (uint32_t i = 0; i < n; i++) {
         nav_agent_in *a = &in[i];
-        uint32_t poly = random_point(m, &rng, a->pos);
+        uint32_t poly = fx_random_point(m, &rng, a->pos);
         snprintf(ids[i], sizeof ids[i], "npc-%u", (unsigned)i);
         a->id = ids[i];
         a->radius = 0.3f;
@@ -133,7 +111,7 @@ static void run(const char *name, const nav_mesh *m, uint32_t n, int use_cache, 
         a->arrive_radius = 1.0f;
         int player = -1;
         float best = INFINITY;
-        for (int k = 0, first = (int)(tl_rand(&rng) % (uint32_t)nplayers); k < nplayers; k++) {
+        for (int k = 0, first = (int)(fx_rand(&rng) % (uint32_t)nplayers); k < nplayers; k++) {
             int c = (first + k) % nplayers;
             if (!nav_mesh_reachable(m, poly, player_poly[c]))
                 continue;
@@ -147,7 +125,7 @@ static void run(const char *name, const nav_mesh *m, uint32_t n, int use_cache, 
                 player = c;
             }
         }
-        uint32_t roll = tl_rand(&rng) % 10;
+        uint32_t roll = fx_rand(&rng) % 10;
         if (player < 0 || roll >= 8)
             a->behavior = roll == 9 ? NAV_BEHAVIOR_IDLE : NAV_BEHAVIOR_WANDER;
         else if (roll < 5)
@@ -229,7 +207,7 @@ static void bench_http(uint32_t n) {
     uint32_t rng = 0xBADC0DEu;
     float players[BENCH_PLAYERS][3];
     for (int k = 0; k < BENCH_PLAYERS; k++)
-        random_point(m, &rng, players[k]);
+        fx_random_point(m, &rng, players[k]);
     size_t cap = (size_t)n * 256 + 64, len = 0;
     char *body = malloc(cap);
     nav_agent_in *in = calloc(n, sizeof *in);
@@ -237,7 +215,7 @@ static void bench_http(uint32_t n) {
     len += (size_t)snprintf(body + len, cap - len, "{\"dt\":0.05,\"agents\":[");
     for (uint32_t i = 0; i < n; i++) {
         nav_agent_in *a = &in[i];
-        random_point(m, &rng, a->pos);
+        fx_random_point(m, &rng, a->pos);
         const float *t = players[i % BENCH_PLAYERS];
         a->radius = 0.3f;
         a->max_speed = 3.5f;
