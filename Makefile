@@ -226,9 +226,11 @@ FUZZ_SHORT_SEED ?= 1
 FUZZ_BUILD := build/fuzz
 FUZZ_HARNESS := $(filter-out tests/fuzz/fuzz_common.c,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_TARGETS ?= $(patsubst tests/fuzz/fuzz_%.c,%,$(FUZZ_HARNESS))
-FUZZ_LINK_OBJ = $(call obj,tests/fuzz/fuzz_common.c tests/test_load.c) $(API_OBJ) $(STORE_OBJ) $(LIBNAV)
+FUZZ_LINK_OBJ = $(call obj,tests/fuzz/fuzz_common.c tests/test_load.c tests/test_rand.c) $(API_OBJ) \
+                $(STORE_OBJ) $(LIBNAV)
 
-$(BUILD)/fuzz/fuzz_%: $(BUILD)/obj/tests/fuzz/fuzz_%.o $(call obj,tests/fuzz/fuzz_common.c tests/test_load.c) \
+$(BUILD)/fuzz/fuzz_%: $(BUILD)/obj/tests/fuzz/fuzz_%.o \
+                      $(call obj,tests/fuzz/fuzz_common.c tests/test_load.c tests/test_rand.c) \
                       $(API_OBJ) $(STORE_OBJ) $(LIBNAV)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -fsanitize=fuzzer -o $@ $< $(FUZZ_LINK_OBJ) $(PKG_LIBS) -lm

@@ -241,19 +241,6 @@ nav_mesh *fx_bridge(void) {
 
 /* ---- seeded random meshes ---- */
 
-uint32_t fx_rand(uint32_t *state) {
-    uint32_t x = *state ? *state : 0x9E3779B9u;
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    *state = x;
-    return x;
-}
-
-float fx_randf(uint32_t *state) {
-    return (float)(fx_rand(state) >> 8) / 16777216.0f;
-}
-
 uint32_t fx_random_point(const nav_mesh *m, uint32_t *rng, float out[3]) {
     uint32_t p = fx_rand(rng) % m->npolys;
     uint32_t n = nav_poly_nverts(m, p);
