@@ -435,25 +435,17 @@ static search_out corridor_search(nav_query *q, const nav_mesh *m, uint32_t star
             relax(q, ni, nb, NAV_NONE, p, g, h, &out_of_nodes);
         }
         for (uint32_t k = m->link_out_start[poly]; k < m->link_out_start[poly + 1]; k++) {
-            uint32_t lid = m->link_out[k] & ~NAV_LINK_REVERSE;
-            int rev = (m->link_out[k] & NAV_LINK_REVERSE) != 0;
-            const nav_link *l = &m->links[lid];
-            uint32_t to = rev ? l->start_poly : l->end_poly;
-            if (to == NAV_NONE || !nav_filter_passable(f, l->area) ||
-                !nav_filter_passable(f, m->areas[to]))
+            nav_link_hop lh;
+            if (!nav_link_take(m, m->link_out[k], f, &lh))
                 continue;
-            const float *from_on = rev ? l->end_on : l->start_on;
-            const float *to_on = rev ? l->start_on : l->end_on;
-            double g = g0 + nav_dist3d(pos, from_on) * cost_here +
-                       nav_dist3d(from_on, to_on) * f->area_cost[l->area],
-                   h;
-            if (to == end_poly) {
-                g += nav_dist3d(to_on, target) * end_cost;
+            double g = g0 + nav_dist3d(pos, lh.from_on) * cost_here + lh.cost, h;
+            if (lh.to == end_poly) {
+                g += nav_dist3d(lh.to_on, target) * end_cost;
                 h = 0;
             } else {
-                h = nav_dist3d(to_on, target) * hw;
+                h = nav_dist3d(lh.to_on, target) * hw;
             }
-            relax(q, ni, to, m->link_out[k], to_on, g, h, &out_of_nodes);
+            relax(q, ni, lh.to, m->link_out[k], lh.to_on, g, h, &out_of_nodes);
         }
     }
     if (out.outcome == SEARCH_EXHAUSTED && out_of_nodes)

@@ -73,6 +73,30 @@ static inline int nav_filter_passable(const nav_filter *f, uint8_t area) {
     return ((f->exclude_mask >> area) & 1u) == 0;
 }
 
+/* A link taken from a search's current polygon: link_out entry `entry`
+   (see NAV_LINK_REVERSE) seen in its direction of travel. */
+typedef struct nav_link_hop {
+    uint32_t to;                  /* arrival polygon */
+    const float *from_on, *to_on; /* departure and arrival points on the mesh */
+    double cost;                  /* its 3-D length times its area's cost */
+} nav_link_hop;
+
+/* Fills *h for link_out entry `entry`; 0 when the link has no arrival
+   polygon or the filter excludes the link's area or the arrival's. */
+static inline int nav_link_take(const nav_mesh *m, uint32_t entry, const nav_filter *f,
+                                nav_link_hop *h) {
+    const nav_link *l = &m->links[entry & ~NAV_LINK_REVERSE];
+    int rev = (entry & NAV_LINK_REVERSE) != 0;
+    h->to = rev ? l->start_poly : l->end_poly;
+    if (h->to == NAV_NONE || !nav_filter_passable(f, l->area) ||
+        !nav_filter_passable(f, m->areas[h->to]))
+        return 0;
+    h->from_on = rev ? l->end_on : l->start_on;
+    h->to_on = rev ? l->start_on : l->end_on;
+    h->cost = nav_dist3d(h->from_on, h->to_on) * f->area_cost[l->area];
+    return 1;
+}
+
 /* The shared edge of polygons a and b as a portal: left and right seen
    when moving from a into b (consecutive collinear edges shared with b are
    merged). Returns 0 when they share no edge. */

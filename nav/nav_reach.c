@@ -115,19 +115,12 @@ nav_status nav_reach_cost(nav_query *q, const nav_mesh *m, uint32_t start_poly,
                 reach_relax(q, ni, nb, p, g, &full);
         }
         for (uint32_t k = m->link_out_start[poly]; k < m->link_out_start[poly + 1]; k++) {
-            uint32_t lid = m->link_out[k] & ~NAV_LINK_REVERSE;
-            int rev = (m->link_out[k] & NAV_LINK_REVERSE) != 0;
-            const nav_link *l = &m->links[lid];
-            uint32_t to = rev ? l->start_poly : l->end_poly;
-            if (to == NAV_NONE || !nav_filter_passable(filter, l->area) ||
-                !nav_filter_passable(filter, m->areas[to]))
+            nav_link_hop lh;
+            if (!nav_link_take(m, m->link_out[k], filter, &lh))
                 continue;
-            const float *from_on = rev ? l->end_on : l->start_on;
-            const float *to_on = rev ? l->start_on : l->end_on;
-            double g = g0 + nav_dist3d(pos, from_on) * c +
-                       nav_dist3d(from_on, to_on) * filter->area_cost[l->area];
+            double g = g0 + nav_dist3d(pos, lh.from_on) * c + lh.cost;
             if (g <= max_cost)
-                reach_relax(q, ni, to, to_on, g, &full);
+                reach_relax(q, ni, lh.to, lh.to_on, g, &full);
         }
     }
     /* Every node ever added had g <= max_cost and, the heap being empty,
