@@ -80,6 +80,9 @@ static void ob_run(nav_query *q, const nav_mesh *m, const ob_req *rs, int n, nav
 }
 
 /* Time ratios (optimal / corridor) per band, summed per mesh family. */
+/* Which mean a band's ratio joins. */
+typedef enum ob_family { OB_SHARED, OB_PILLARS, OB_WALLS } ob_family;
+
 typedef struct ob_sum {
     double shared, large, walls;
     int nshared, nlarge, nwalls;
@@ -87,7 +90,7 @@ typedef struct ob_sum {
 } ob_sum;
 
 static void ob_band(nav_query *q, const nav_mesh *m, const char *mesh, const char *band,
-                    const ob_req *rs, int n, const float ext[3], int reps, ob_buf *b, int large,
+                    const ob_req *rs, int n, const float ext[3], int reps, ob_buf *b, ob_family fam,
                     ob_sum *sum) {
     if (n == 0)
         return;
@@ -102,10 +105,10 @@ static void ob_band(nav_query *q, const nav_mesh *m, const char *mesh, const cha
            mesh, band, n, o.us, c.us, ratio, o.nodes / n, c.nodes / n,
            c.nodes > 0 ? o.nodes / c.nodes : 0.0, o.len > 0 ? 100.0 * (c.len - o.len) / o.len : 0.0,
            o.fallback);
-    if (large == 2) {
+    if (fam == OB_WALLS) {
         sum->walls += ratio;
         sum->nwalls++;
-    } else if (large) {
+    } else if (fam == OB_PILLARS) {
         sum->large += ratio;
         sum->nlarge++;
     } else {
@@ -153,9 +156,9 @@ static void ob_shared(nav_query *q, ob_buf *b, ob_sum *sum) {
         }
         qsort(rs, (size_t)n, sizeof *rs, ob_cmp);
         int t = n / 3;
-        ob_band(q, m, names[k], "short", rs, t, ext, 5, b, 0, sum);
-        ob_band(q, m, names[k], "medium", rs + t, t, ext, 5, b, 0, sum);
-        ob_band(q, m, names[k], "long", rs + 2 * t, n - 2 * t, ext, 5, b, 0, sum);
+        ob_band(q, m, names[k], "short", rs, t, ext, 5, b, OB_SHARED, sum);
+        ob_band(q, m, names[k], "medium", rs + t, t, ext, 5, b, OB_SHARED, sum);
+        ob_band(q, m, names[k], "long", rs + 2 * t, n - 2 * t, ext, 5, b, OB_SHARED, sum);
         free(rs);
         free(qs);
         nav_mesh_free(m);
@@ -209,7 +212,8 @@ static void ob_large(nav_query *q, ob_buf *b, ob_sum *sum, int walls) {
             rs[n].dist = d;
             n++;
         }
-        ob_band(q, m, family, bands[k].name, rs, n, ext, k == 2 ? 2 : 3, b, walls ? 2 : 1, sum);
+        ob_band(q, m, family, bands[k].name, rs, n, ext, k == 2 ? 2 : 3, b,
+                walls ? OB_WALLS : OB_PILLARS, sum);
         free(rs);
     }
     nav_mesh_free(m);
