@@ -838,8 +838,9 @@ static void expand_all(nav_optimal *o, const opt_node *nd) {
     }
 }
 
-static void expand_normal(nav_optimal *o, const opt_node *node) {
-    opt_node cur = *node, *nd = &cur;
+/* nd is the caller's copy of the node (its pool slot is already free):
+   dominance may trim it in place, no further copy is needed. */
+static void expand_normal(nav_optimal *o, opt_node *nd) {
     const nav_mesh *m = o->m;
     uint32_t p = nd->poly, s = m->poly_start[p], n = nav_poly_nverts(m, p);
     uint32_t e = nd->elocal;
@@ -899,7 +900,7 @@ static int goal_index(const nav_optimal *o, uint32_t p) {
     return -1;
 }
 
-static void expand(nav_optimal *o, const opt_node *nd) {
+static void expand(nav_optimal *o, opt_node *nd) {
     o->ntc = 0;
     if (goal_index(o, nd->poly) >= 0) {
         /* the goal is in this convex polygon: the rest of this node's paths
