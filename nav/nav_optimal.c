@@ -173,6 +173,8 @@ struct nav_optimal {
     uint32_t nsucc;
     opt_node pend;
     double pend_f;
+    nav_optimal_observer observer;
+    void *observer_ctx;
     /* turn records made during the current expansion (local vertex -> rec) */
     uint32_t tc_local[8], tc_rec[8];
     uint32_t ntc;
@@ -848,6 +850,16 @@ static void expand_normal(nav_optimal *o, opt_node *nd) {
         return;
     record_edge(o, nd);
     const opt_rec *r = &o->recs[nd->rec];
+    if (o->observer) {
+        nav_optimal_interval iv = {.edge = s + e,
+                                   .root = {r->x, r->z},
+                                   .g = r->g,
+                                   .a = {nd->ax, nd->az},
+                                   .b = {nd->bx, nd->bz},
+                                   .ta = nd->ta,
+                                   .tb = nd->tb};
+        o->observer(o->observer_ctx, &iv);
+    }
     double rx = r->x, rz = r->z;
     uint32_t rec = nd->rec;
     /* far chain w_0 = v_{e+1} ... w_{n-1} = v_e runs from B's side to A's */
@@ -953,6 +965,13 @@ void nav_optimal_free(nav_optimal *o) {
     free(o->ptab);
     free(o->etab);
     free(o);
+}
+
+void nav_optimal_observe(nav_optimal *o, nav_optimal_observer fn, void *ctx) {
+    if (!o)
+        return;
+    o->observer = fn;
+    o->observer_ctx = ctx;
 }
 
 /* Sizes the per-vertex and per-polygon tables for m (grow only) and starts

@@ -35,6 +35,23 @@ nav_status nav_optimal_search(nav_optimal *o, const nav_mesh *m, uint32_t start_
                               const float start[3], uint32_t end_poly, const float end[3],
                               uint64_t exclude_mask, uint32_t max_nodes, nav_path_result *res);
 
+/*
+ * Observer of the search (analysis and benchmarks, not used by the service):
+ * called once per expanded interval node, after pruning, with the entry edge
+ * (index into the mesh's polygon edge arrays: poly_start[poly] + local
+ * edge), its root and the root's g, and the interval as points a, b and as
+ * parameters ta <= tb along that edge (from the polygon's edge start
+ * vertex). NULL fn turns it off. One pointer test per expansion when off.
+ */
+typedef struct nav_optimal_interval {
+    uint32_t edge;
+    double root[2], g;
+    double a[2], b[2];
+    double ta, tb;
+} nav_optimal_interval;
+typedef void (*nav_optimal_observer)(void *ctx, const nav_optimal_interval *iv);
+void nav_optimal_observe(nav_optimal *o, nav_optimal_observer fn, void *ctx);
+
 /* Fills m->poly_corner and m->poly_open (mesh build time, needs
    m->poly_nei; see nav_internal.h): which polygon corners a taut path may
    bend at when no area is excluded, and how many neighbours each polygon

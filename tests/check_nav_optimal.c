@@ -371,6 +371,60 @@ START_TEST(test_limits_and_buffers) {
 }
 END_TEST
 
+/* The observer sees each expanded interval: on its entry edge, at the
+   parameters it reports, and inside the A* bound (g + distance from the
+   root to the interval <= the optimal length, as the heuristic is
+   admissible). */
+typedef struct obs_log {
+    const nav_mesh *m;
+    double bound;
+    uint32_t calls;
+} obs_log;
+
+static void obs_check(void *ctx, const nav_optimal_interval *iv) {
+    obs_log *lg = ctx;
+    const nav_mesh *m = lg->m;
+    uint32_t p = 0;
+    while (m->poly_start[p + 1] <= iv->edge)
+        p++;
+    uint32_t k = iv->edge - m->poly_start[p];
+    const float *v0 = nav_poly_vert(m, p, k), *v1 = nav_poly_vert(m, p, k + 1);
+    ck_assert(0 <= iv->ta && iv->ta <= iv->tb && iv->tb <= 1);
+    ck_assert_double_eq_tol(iv->a[0], v0[0] + iv->ta * (v1[0] - v0[0]), 1e-9);
+    ck_assert_double_eq_tol(iv->a[1], v0[2] + iv->ta * (v1[2] - v0[2]), 1e-9);
+    ck_assert_double_eq_tol(iv->b[0], v0[0] + iv->tb * (v1[0] - v0[0]), 1e-9);
+    ck_assert_double_eq_tol(iv->b[1], v0[2] + iv->tb * (v1[2] - v0[2]), 1e-9);
+    double d = INFINITY;
+    for (int i = 0; i <= 64; i++) {
+        double u = i / 64.0;
+        d = fmin(d, hypot(iv->a[0] + u * (iv->b[0] - iv->a[0]) - iv->root[0],
+                          iv->a[1] + u * (iv->b[1] - iv->a[1]) - iv->root[1]));
+    }
+    ck_assert_double_le(iv->g + d, lg->bound + 1e-9);
+    lg->calls++;
+}
+
+START_TEST(test_observer) {
+    nav_mesh *m = fx_square_with_hole();
+    run r;
+    flat_search(&r, m, 1, 5, 9, 5, 0);
+    ck_assert_int_eq(r.st, NAV_OK);
+    obs_log lg = {.m = m, .bound = xz_len(&r.res)};
+    nav_optimal_observe(g_opt, obs_check, &lg);
+    flat_search(&r, m, 1, 5, 9, 5, 0);
+    ck_assert_int_eq(r.st, NAV_OK);
+    /* the first node is the start polygon (not an interval); the path
+       crosses at least the edges into the polygons beside the hole */
+    ck_assert_uint_ge(lg.calls, 2);
+    ck_assert_uint_lt(lg.calls, r.res.nodes_expanded);
+    uint32_t seen = lg.calls;
+    nav_optimal_observe(g_opt, NULL, NULL);
+    flat_search(&r, m, 1, 5, 9, 5, 0);
+    ck_assert_uint_eq(lg.calls, seen);
+    nav_mesh_free(m);
+}
+END_TEST
+
 /* ---- property tests against the reference ---- */
 
 /* A random point of a random passable polygon: inside, on a vertex or on
@@ -586,6 +640,7 @@ Suite *nav_optimal_suite(void) {
     tcase_add_test(tc, test_link_shortcut_vs_reverse);
     tcase_add_test(tc, test_excluded_area);
     tcase_add_test(tc, test_limits_and_buffers);
+    tcase_add_test(tc, test_observer);
     suite_add_tcase(s, tc);
     TCase *tp = tcase_create("reference");
     tcase_add_checked_fixture(tp, setup, teardown);
