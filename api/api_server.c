@@ -619,22 +619,30 @@ static void *writer_main(void *arg) {
  * without wq_lock held (no lock order between ours and libmicrohttpd's);
  * the writer does not exit while an admitted job is still to come.
  */
-static void hand_to_writer(api_server *srv, api_req *r) {
+/* Admits a write (reserve = 1) or only tells whether it would be admitted
+   now; on refusal answers r with the 503 and returns 0. */
+static int writer_admit(api_server *srv, api_req *r, int reserve) {
     pthread_mutex_lock(&srv->wq_lock);
     int stopping = srv->wq_stop, full = srv->wq_pending >= srv->wq_max;
-    if (!stopping && !full)
+    if (reserve && !stopping && !full)
         srv->wq_pending++;
     pthread_mutex_unlock(&srv->wq_lock);
     if (stopping) {
         api_reply_fail(r, API_E_UNAVAILABLE, "the service is shutting down; retry");
-        return;
+        return 0;
     }
     if (full) {
         api_reply_fail(r, API_E_UNAVAILABLE,
                        "too many navmesh writes are waiting (the limit is %u); retry later",
                        srv->wq_max);
-        return;
+        return 0;
     }
+    return 1;
+}
+
+static void hand_to_writer(api_server *srv, api_req *r) {
+    if (!writer_admit(srv, r, 1))
+        return;
     r->on_writer = 1;
     MHD_suspend_connection(r->conn);
     pthread_mutex_lock(&srv->wq_lock);
@@ -688,11 +696,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             if ((unsigned char)*p < 0x20 || *p == 0x7f)
                 *p = '?';
         *con_cls = r;
-        if (precheck(r, url, method) != 0 && body_pending(conn)) {
+        int ok = precheck(r, url, method) == 0;
+        if (!ok && body_pending(conn)) {
             /* Answer before reading a body we would refuse (MHD then closes the
                connection). Without a body, wait for the last call so that the
                connection can be kept alive. */
             api_reply_error(r, &r->pending);
+        } else if (ok && (routes[r->route].flags & API_R_WRITE) && body_pending(conn)) {
+            /* A write that would be refused now (queue full, stopping) is
+               refused before its body is read: a client uploading a big mesh
+               learns at once (with Expect: 100-continue, before sending it).
+               Admission proper is still at the last call (hand_to_writer): a
+               write let in here may be refused there if the queue filled. */
+            writer_admit(srv, r, 0);
         }
         return MHD_YES;
     }

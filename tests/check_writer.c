@@ -383,6 +383,115 @@ START_TEST(test_pending_writes_limit) {
 }
 END_TEST
 
+/* Reads one response head from c byte by byte (so nothing after it is
+   consumed); returns its status, 0 on a failed read. */
+static int wr_read_head(const th_conn *c, char *head, size_t cap) {
+    size_t n = 0;
+    while (n + 1 < cap) {
+        ssize_t r = recv(c->fd, head + n, 1, 0);
+        if (r <= 0)
+            return 0;
+        n++;
+        head[n] = '\0';
+        if (n >= 4 && memcmp(head + n - 4, "\r\n\r\n", 4) == 0)
+            break;
+    }
+    int status = 0;
+    return sscanf(head, "HTTP/1.%*d %d", &status) == 1 ? status : 0;
+}
+
+/*
+ * A write that would be refused (--max-pending-writes reached) is refused
+ * from its head, before its body is read. The client sends the head of PUT
+ * B with "Expect: 100-continue" while PUT A is being built (the gauge
+ * navd_writes_pending reads 1): B must get the 503 and its error body, not
+ * "100 Continue", and B's name must not exist. The build of A may end
+ * before B's head is read (the scheduler decides), in which case B gets
+ * "100 Continue": then B is sent whole, its answer checked, and the round
+ * repeated, up to 5 times. Before the early refusal, every round got 100.
+ */
+START_TEST(test_write_refused_before_body) {
+    th_server s;
+    const char *args[] = {"--threads", "1", "--max-pending-writes", "1", NULL};
+    ck_assert_int_eq(th_start(&s, NULL, args), 0);
+    size_t len;
+    char *big = wr_grid_json(WR_BIG, &len);
+    int rounds = 0, early = 0, late = 0;
+    while (rounds < WR_LIM_ROUNDS && early == 0) {
+        char a_name[16], b_name[16];
+        snprintf(a_name, sizeof a_name, "early_a%d", rounds);
+        snprintf(b_name, sizeof b_name, "early_b%d", rounds);
+        rounds++;
+        wr_put p = {.body = big, .len = len};
+        wr_put_begin(&p.conn, s.port, a_name, big, len);
+        pthread_t t;
+        ck_assert_int_eq(pthread_create(&t, NULL, wr_put_finish, &p), 0);
+        wr_wait(&p.complete);
+        /* A is admitted once the gauge shows it (or it was answered already) */
+        int pending = 0;
+        while (!pending && !atomic_load(&p.answered)) {
+            th_response m;
+            ck_assert_int_eq(th_request(s.port, "GET", "/metrics", NULL, NULL, 0, NULL, &m), 0);
+            pending = wr_gauge(m.body, "navd_writes_pending") >= 1;
+            th_response_free(&m);
+        }
+        if (pending) {
+            th_conn c;
+            ck_assert_int_eq(th_connect(&c, s.port), 0);
+            char head[512];
+            int n = snprintf(head, sizeof head,
+                             "PUT /v1/navmeshes/%s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+                             "Content-Type: application/json\r\nContent-Length: %zu\r\n"
+                             "Expect: 100-continue\r\n\r\n",
+                             b_name, s.port, len);
+            wr_send(&c, head, (size_t)n);
+            char got[1024];
+            int st = wr_read_head(&c, got, sizeof got);
+            if (st == 503) {
+                const char *cl = strstr(got, "Content-Length:"); /* as libmicrohttpd spells it */
+                ck_assert_ptr_nonnull(cl);
+                size_t blen = strtoul(cl + 15, NULL, 10);
+                char body[1024] = {0};
+                ck_assert_uint_lt(blen, sizeof body);
+                size_t k = 0;
+                while (k < blen) {
+                    ssize_t r = recv(c.fd, body + k, blen - k, 0);
+                    ck_assert_int_gt(r, 0);
+                    k += (size_t)r;
+                }
+                ck_assert_msg(strstr(body, "\"code\":\"unavailable\"") &&
+                                  strstr(body, "\"message\":\""),
+                              "early 503 body: %s", body);
+                early++;
+                wr_expect_mesh(s.port, b_name, 0);
+            } else {
+                ck_assert_msg(st == 100, "PUT %s head answered %d: %s", b_name, st, got);
+                late++;
+                wr_send(&c, big, len);
+                th_response r;
+                ck_assert_int_eq(th_conn_read(&c, "PUT", &r), 0);
+                ck_assert_msg(r.status == 201 || r.status == 503, "PUT %s: %d", b_name, r.status);
+                wr_expect_mesh(s.port, b_name, r.status == 201);
+                th_response_free(&r);
+            }
+            th_close(&c);
+        }
+        pthread_join(t, NULL);
+        ck_assert_int_eq(p.resp.status, 201);
+        th_response_free(&p.resp);
+        th_close(&p.conn);
+        wr_expect_mesh(s.port, a_name, 1);
+    }
+    printf("writer: a write over --max-pending-writes 1: refused from its head in %d of %d "
+           "round(s) (%d got 100 Continue: the build had ended)\n",
+           early, rounds, late);
+    ck_assert_int_ge(early, 1);
+    ck_assert_int_eq(th_stop(&s), 0);
+    th_cleanup(&s);
+    free(big);
+}
+END_TEST
+
 extern Suite *writer_suite(void);
 Suite *writer_suite(void) {
     Suite *s = suite_create("writer");
@@ -391,6 +500,7 @@ Suite *writer_suite(void) {
     tcase_add_test(tc, test_queries_answered_during_put);
     tcase_add_test(tc, test_sigterm_answers_queued_puts);
     tcase_add_test(tc, test_pending_writes_limit);
+    tcase_add_test(tc, test_write_refused_before_body);
     suite_add_tcase(s, tc);
     return s;
 }
