@@ -127,6 +127,7 @@ struct api_req {
     int on_writer;
     int write_done;
     struct MHD_Response *deferred;
+    double queued_s; /* admitted (mono_now) until the writer took it, for the access log */
 };
 
 static double elapsed_s(const struct timespec *t0) {
@@ -595,6 +596,7 @@ static void *writer_main(void *arg) {
             srv->wq_tail = NULL;
         pthread_mutex_unlock(&srv->wq_lock);
 
+        r->queued_s = mono_now() - r->queued_s;
         routes[r->route].handler(r);
         if (!r->replied)
             api_reply_fail(r, API_E_INTERNAL, "the request could not be answered");
@@ -644,6 +646,7 @@ static void hand_to_writer(api_server *srv, api_req *r) {
     if (!writer_admit(srv, r, 1))
         return;
     r->on_writer = 1;
+    r->queued_s = mono_now(); /* the writer turns it into the wait */
     MHD_suspend_connection(r->conn);
     pthread_mutex_lock(&srv->wq_lock);
     if (srv->wq_tail)
@@ -758,12 +761,20 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     double s = elapsed_s(&r->t0);
     /* Requests refused by the generic checks count under route "none". */
     api_metrics_observe(r->pending.code == API_OK ? r->route : API_ROUTE_COUNT, r->status, s);
+    /* a write's latency includes its wait for the writer thread: say how much */
+    char queued[48] = "";
+    if (r->route < API_ROUTE_COUNT && (routes[r->route].flags & API_R_WRITE)) {
+        pthread_mutex_lock(&srv->wq_lock); /* pairs with the writer's, as in finish_write */
+        if (r->write_done)
+            snprintf(queued, sizeof queued, " (%.3fms waiting for the writer)", r->queued_s * 1e3);
+        pthread_mutex_unlock(&srv->wq_lock);
+    }
     if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
-        api_log(API_LOG_INFO, "%s %s %u %.3fms %zuB", r->method, r->path, r->status, s * 1e3,
-                r->resp_bytes);
+        api_log(API_LOG_INFO, "%s %s %u %.3fms %zuB%s", r->method, r->path, r->status, s * 1e3,
+                r->resp_bytes, queued);
     else
-        api_log(API_LOG_INFO, "%s %s %u %.3fms %zuB (connection ended early)", r->method, r->path,
-                r->status, s * 1e3, r->resp_bytes);
+        api_log(API_LOG_INFO, "%s %s %u %.3fms %zuB%s (connection ended early)", r->method, r->path,
+                r->status, s * 1e3, r->resp_bytes, queued);
     track_set(srv, r->track, 0); /* the next request's deadline starts now */
     if (r->deferred) /* resumed, then closed before it was called again (daemon stopping) */
         MHD_destroy_response(r->deferred);

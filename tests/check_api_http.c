@@ -905,6 +905,9 @@ START_TEST(request_log_lines) {
     th_response_free(&r);
     th_json(srv.port, "GET", "/health", NULL, &r);
     th_response_free(&r);
+    r = put_mesh("log-put", SQUARE);
+    ck_assert_int_eq(r.status, 201);
+    th_response_free(&r);
     char *log = th_log(&srv);
     ck_assert_ptr_nonnull(log);
     ck_assert_msg(strstr(log, "navd: listening on 127.0.0.1:"), "%s", log);
@@ -917,6 +920,14 @@ START_TEST(request_log_lines) {
                      2);
     ck_assert(ms >= 0);
     ck_assert(bytes > 0);
+    /* a write also says how long it waited for the writer thread: part of its latency */
+    line = strstr(log, "navd: PUT /v1/navmeshes/log-put 201 ");
+    ck_assert_msg(line, "%s", log);
+    double waited;
+    ck_assert_int_eq(sscanf(line, "navd: PUT /v1/navmeshes/log-put 201 %lfms %uB (%lfms waiting",
+                            &ms, &bytes, &waited),
+                     3);
+    ck_assert(waited >= 0 && waited <= ms);
     free(log);
 }
 END_TEST
