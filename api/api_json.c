@@ -3,11 +3,96 @@
  */
 #include "api/api_json.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The characters a JSON number token is made of (the grammar is checked by jansson). */
+static bool number_char(char c) {
+    return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
+}
+
+/*
+ * Rewrites, in place and at the same length, one number token jansson
+ * cannot hold: one beyond +-DBL_MAX becomes +-1e39, finite as a double but
+ * not as a float (every number navd reads is converted to float, or checked
+ * like one), so the field's own check names it; an integer beyond
+ * json_int_t becomes the same value as a real (13+ significant digits, so
+ * a coordinate keeps its float value and an index field still refuses it).
+ * Other tokens are left alone. t[n] is writable (a NUL or the next byte).
+ */
+static void fix_number(char *t, size_t n) {
+    char saved = t[n], *end;
+    t[n] = '\0'; /* strtod must not read past the token ("1e999,") */
+    bool integer = strpbrk(t, ".eE") == NULL;
+    errno = 0;
+    bool fits = integer && (strtoll(t, &end, 10), errno != ERANGE);
+    double d = strtod(t, &end);
+    t[n] = saved;
+    if (fits || end != t + n)
+        return; /* jansson holds it, or it is not a number: jansson reports it */
+    char buf[32];
+    int w;
+    if (isinf(d)) {
+        w = snprintf(buf, sizeof buf, "%s", d < 0 ? "-1e39" : "1e39");
+    } else if (integer) {
+        /* at least 19 digits ("9223372036854775808"): 13 significant ones fit */
+        int p = 16;
+        do
+            w = snprintf(buf, sizeof buf, "%.*e", p, d);
+        while (w > (int)n && --p > 0);
+    } else {
+        return; /* an underflow: jansson accepts those (as 0 or a subnormal) */
+    }
+    if (w <= 0 || (size_t)w > n)
+        return;
+    memcpy(t, buf, (size_t)w);
+    memset(t + w, ' ', n - (size_t)w); /* whitespace after a number is still JSON */
+}
+
+/*
+ * The second parse after jansson refused a number it cannot hold. JSON's
+ * grammar has no limit on a number, and the contract wants such a field
+ * named ("end[2] is not a finite number"), not the whole body called
+ * invalid; so the body is copied, its overflowing number tokens outside
+ * strings rewritten (fix_number) at the same length, so any later error
+ * keeps its line and column, and parsed again. Only requests that hold
+ * such a number pay for the copy.
+ */
+static json_t *parse_again(const char *body, size_t len, json_error_t *je) {
+    char *s = malloc(len + 1);
+    if (!s)
+        return NULL; /* *je still holds the first error */
+    memcpy(s, body, len);
+    s[len] = '\0';
+    bool in_string = false;
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
+        if (in_string) {
+            if (c == '\\')
+                i++; /* the escaped character cannot end the string */
+            else if (c == '"')
+                in_string = false;
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '-' || (c >= '0' && c <= '9')) {
+            size_t j = i;
+            while (j < len && number_char(s[j]))
+                j++;
+            fix_number(s + i, j - i);
+            i = j - 1;
+        }
+    }
+    json_error_t again;
+    json_t *j = json_loadb(s, len, JSON_REJECT_DUPLICATES, &again);
+    free(s);
+    if (!j)
+        *je = again;
+    return j;
+}
 
 json_t *api_json_parse(const char *body, size_t len, api_err *e) {
     json_error_t je;
@@ -17,6 +102,8 @@ json_t *api_json_parse(const char *body, size_t len, api_err *e) {
     }
     /* JSON_ALLOW_NUL is off: an embedded NUL is an error, as any other byte error. */
     json_t *j = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
+    if (!j && json_error_code(&je) == json_error_numeric_overflow)
+        j = parse_again(body, len, &je);
     if (!j) {
         /* jansson's text is about the document only (never a path: we load from memory). */
         api_fail(e, API_E_INVALID_JSON, "invalid JSON at line %d, column %d: %s", je.line,
@@ -380,10 +467,12 @@ api_code api_obj_number(const json_t *obj, const char *obj_where, const char *ke
                             member_path(w, sizeof w, obj_where, key));
         return API_OK;
     }
-    if (!json_is_number(v) || !isfinite(json_number_value(v)))
+    /* finite as a float too, as every number navd reads: beyond FLT_MAX is
+       also where an overflowing literal lands (parse_again) */
+    double d = json_is_number(v) ? json_number_value(v) : NAN;
+    if (!isfinite(d) || !isfinite((float)d))
         return api_fail(e, API_E_BAD_REQUEST, "%s is not a finite number",
                         member_path(w, sizeof w, obj_where, key));
-    double d = json_number_value(v);
     if (d < lo || d > hi)
         return api_fail(e, API_E_BAD_REQUEST, "%s must be between %g and %g",
                         member_path(w, sizeof w, obj_where, key), lo, hi);

@@ -2,6 +2,10 @@
  * api_json: the JSON conventions of the service, in one place.
  *
  * Parsing rejects duplicate keys and reports jansson's line and column;
+ * a number too large for jansson (1e999, or an integer beyond 64 bits) is
+ * valid JSON, so it is read as a value beyond float range (or the same
+ * value as a real) and the field that holds it is named by its reader.
+ * Every number read here must be finite as a float32 (|x| <= FLT_MAX).
  * output is compact, key order preserved and reals printed with 9
  * significant digits, so a float32 coordinate round-trips and the same
  * answer always serializes to the same bytes. The field readers name the
@@ -18,7 +22,11 @@
 
 #include "api/api_error.h"
 
-/* Parses a request body; NULL with e = invalid_json (line/column) on failure. */
+/*
+ * Parses a request body; NULL with e = invalid_json (line/column) on failure.
+ * A number beyond +-DBL_MAX reads as +-1e39 (a float reader then names its
+ * field); an integer beyond json_int_t reads as a real of the same value.
+ */
 json_t *api_json_parse(const char *body, size_t len, api_err *e);
 
 /* Serializes compactly (9 significant digits); malloc'd, NUL-terminated. */
@@ -77,6 +85,7 @@ api_code api_json_int_range(const json_t *v, const char *where, int64_t lo, int6
 /* Object member lookups with `required` semantics; `obj_where` names the object ("" for root). */
 api_code api_obj_vec3(const json_t *obj, const char *obj_where, const char *key, bool required,
                       float out[3], api_err *e);
+/* A number finite as a float (|x| <= FLT_MAX), then in [lo, hi]. */
 api_code api_obj_number(const json_t *obj, const char *obj_where, const char *key, bool required,
                         double lo, double hi, double *out, api_err *e);
 api_code api_obj_bool(const json_t *obj, const char *obj_where, const char *key, bool *out,

@@ -205,6 +205,50 @@ START_TEST(number_precision) {
 }
 END_TEST
 
+/*
+ * Numbers jansson cannot hold are valid JSON: api_json_parse reads them so
+ * that the field's own reader can name it. Expected values by hand:
+ * +-1e999 (beyond DBL_MAX) read as +-1e39, finite as a double but beyond
+ * FLT_MAX = 3.40282347e38, so (float) is infinite; the 30-digit integer
+ * 123456789012345678901234567890 (beyond 2^63) reads as a real equal to it
+ * to 13 significant digits (relative error < 1e-12); 1e-999 underflows,
+ * which jansson already accepts as 0. Strings are never touched, whatever
+ * they hold; an escaped backslash before a closing quote ends the string.
+ */
+START_TEST(overflowing_numbers) {
+    const char *body = "{\"s\":\"1e999 \\\"1e999\\\" \\\\\",\"n\":1e999,\"m\":-1E+999,"
+                       "\"i\":123456789012345678901234567890,\"u\":1e-999,\"ok\":7}";
+    api_err e = {0};
+    json_t *j = api_json_parse(body, strlen(body), &e);
+    ck_assert_msg(j != NULL, "refused: %s", e.message);
+    ck_assert_str_eq(json_string_value(json_object_get(j, "s")), "1e999 \"1e999\" \\");
+    double n = json_real_value(json_object_get(j, "n"));
+    double m = json_real_value(json_object_get(j, "m"));
+    ck_assert(isfinite(n) && n > 3.40282347e38 && isinf((float)n) && (float)n > 0);
+    ck_assert(isfinite(m) && m < -3.40282347e38 && isinf((float)m) && (float)m < 0);
+    double i = json_real_value(json_object_get(j, "i"));
+    ck_assert_msg(fabs(i / 1.2345678901234567890e29 - 1) < 1e-12, "i read as %.17g", i);
+    ck_assert(json_is_real(json_object_get(j, "u")) &&
+              json_real_value(json_object_get(j, "u")) == 0);
+    ck_assert_int_eq(json_integer_value(json_object_get(j, "ok")), 7);
+    json_decref(j);
+
+    /* A later syntax error keeps its position: the body with 1e999 fails
+       where the same body with a short number in its place fails. */
+    const char *bad = "[1e999,\n 2, }";
+    const char *ref = "[1e9  ,\n 2, }";
+    json_error_t je;
+    ck_assert_ptr_null(json_loadb(ref, strlen(ref), 0, &je));
+    char want[96];
+    snprintf(want, sizeof want, "line %d, column %d", je.line, je.column);
+    ck_assert_ptr_null(api_json_parse(bad, strlen(bad), &e));
+    ck_assert_int_eq(e.code, API_E_INVALID_JSON);
+    ck_assert_msg(strstr(e.message, want), "'%s' lacks '%s'", e.message, want);
+    /* line 2, column 5: the '}' (jansson counts columns from 1) */
+    ck_assert_str_eq(want, "line 2, column 5");
+}
+END_TEST
+
 extern Suite *api_codec_suite(void); /* called by check_main.c */
 /* The direct writer prints every number exactly as the jansson path does. */
 START_TEST(writer_matches_jansson) {
@@ -275,6 +319,7 @@ Suite *api_codec_suite(void) {
     tcase_add_test(tc, time_format);
     tcase_add_test(tc, number_precision);
     tcase_add_test(tc, writer_matches_jansson);
+    tcase_add_test(tc, overflowing_numbers);
     suite_add_tcase(s, tc);
     return s;
 }

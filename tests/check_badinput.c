@@ -42,6 +42,7 @@ typedef struct bi_case {
     char ctype[128];
     int status;
     char code[64];
+    char message[256]; /* optional: text error.message must contain */
     char auth[16];
     int or_close;
     char *body;
@@ -144,6 +145,8 @@ static int bi_parse(const char *file, bi_case *c) {
                 c->status = atoi(val);
             else if (strcmp(key, "code") == 0)
                 bi_copy(c->code, sizeof c->code, val);
+            else if (strcmp(key, "message") == 0)
+                bi_copy(c->message, sizeof c->message, val);
             else if (strcmp(key, "auth") == 0)
                 bi_copy(c->auth, sizeof c->auth, val);
             else if (strcmp(key, "or-close") == 0)
@@ -285,6 +288,8 @@ START_TEST(test_catalogue) {
                 problem = "wrong status or code";
             else
                 problem = bi_body_problem(&r, srv.dir);
+            if (!problem && k.message[0] && !strstr(r.body, k.message))
+                problem = "the message does not name the field";
             if (!problem && r.status == 405 && r.allow[0] == '\0')
                 problem = "405 without an Allow header";
         }
