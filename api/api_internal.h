@@ -95,10 +95,13 @@ struct MHD_Response;
 void api_reply_response(api_req *r, unsigned http_status, struct MHD_Response *resp, size_t len);
 
 /* ---- metrics (api_metrics.c) ---- */
-/* Counts one finished request. route is an api_route_id or API_ROUTE_COUNT for "none". */
+/* Counts one finished request. route is an api_route_id or API_ROUTE_COUNT for "none";
+   http_status is the status sent (0: none was sent), counted exactly when navd can send it,
+   else as "other". */
 void api_metrics_observe(unsigned route, unsigned http_status, double seconds);
 /* Writes the Prometheus text exposition (malloc'd). in_flight: requests being
-   served; writes_pending: navmesh writes queued for or on the writer thread. */
+   served; writes_pending: navmesh writes queued for or on the writer thread; reg may be
+   NULL (no navmeshes). */
 char *api_metrics_render(api_registry *reg, unsigned in_flight, unsigned writes_pending,
                          size_t *len);
 
