@@ -497,13 +497,15 @@ void api_h_reachable(api_req *r) {
     float sa[3], sb[3];
     json_t *o = NULL;
     const char *off = NULL;
-    nav_status st =
-        nav_mesh_nearest(m, rq.start, rq.opts.extents, rq.opts.filter.exclude_mask, &a, sa);
+    /* The end form answers from components precomputed over the whole mesh,
+       so it ignores the filter entirely: start and end snap to any polygon,
+       excluded areas included (snapping around them would be half a filter). */
+    uint64_t snap_mask = rq.by_cost ? rq.opts.filter.exclude_mask : 0;
+    nav_status st = nav_mesh_nearest(m, rq.start, rq.opts.extents, snap_mask, &a, sa);
     if (st == NAV_E_OFF_MESH)
         off = "start";
     if (st == NAV_OK && !rq.by_cost) {
-        /* Components are precomputed over the whole mesh: no filter applies. */
-        st = nav_mesh_nearest(m, rq.end, rq.opts.extents, rq.opts.filter.exclude_mask, &b, sb);
+        st = nav_mesh_nearest(m, rq.end, rq.opts.extents, 0, &b, sb);
         if (st == NAV_E_OFF_MESH)
             off = "end";
         else if (st == NAV_OK)

@@ -419,6 +419,44 @@ START_TEST(error_codes) {
 }
 END_TEST
 
+/*
+ * Numbers beyond any double (1e999) are valid JSON: the contract wants the
+ * vertex named (422 invalid_navmesh, "a non-finite coordinate"), not the
+ * whole body called invalid JSON. Strings holding such text are text: a link
+ * kind `x"1e999\` round-trips unchanged while an unknown field holds
+ * -1e999 (unknown fields are ignored), and the mesh is created.
+ */
+START_TEST(overflowing_numbers_name_the_vertex) {
+    th_response r = put_mesh("ov", "{\"vertices\":[[0,0,0],[1,0,1e999],[1,0,1]],"
+                                   "\"polygons\":[[0,1,2]]}");
+    assert_error(&r, 422, "invalid_navmesh", "vertices[1][2] is not a finite number");
+    th_response_free(&r);
+    r = put_mesh("ov", "{\"vertices\":[[0,0,0],[1,0,0],[1,0,1]],"
+                       "\"polygons\":[[0,1,123456789012345678901234567890]]}");
+    assert_error(&r, 422, "invalid_navmesh", "polygons[0][2] must be a non-negative integer");
+    th_response_free(&r);
+    /* OBJ: strtof reads the coordinate as infinity; the builder names the
+       second vertex, vertices[1] (0-based as in the JSON form) */
+    const char obj[] = "v 0 0 0\nv -1e999 0 0\nv 1 0 1\nf 1 2 3\n";
+    th_request(srv.port, "PUT", "/v1/navmeshes/ov", "model/obj", obj, strlen(obj), NULL, &r);
+    assert_error(&r, 422, "invalid_navmesh", "vertices[1] has a non-finite coordinate");
+    th_response_free(&r);
+
+    r = put_mesh("ov", "{\"note\":-1e999,\"vertices\":[[0,0,0],[4,0,0],[4,0,4],[0,0,4]],"
+                       "\"polygons\":[[0,1,2,3]],\"links\":[{\"start\":[1,0,1],\"end\":[3,0,3],"
+                       "\"kind\":\"x\\\"1e999\\\\\"}]}");
+    ck_assert_msg(r.status == 201, "%d %s", r.status, r.body);
+    th_response_free(&r);
+    th_json(srv.port, "GET", "/v1/navmeshes/ov?format=json", NULL, &r);
+    ck_assert_int_eq(r.status, 200);
+    json_t *j = parse(&r);
+    const json_t *kind = json_object_get(json_array_get(json_object_get(j, "links"), 0), "kind");
+    ck_assert_str_eq(json_string_value(kind), "x\"1e999\\");
+    json_decref(j);
+    th_response_free(&r);
+}
+END_TEST
+
 START_TEST(keep_alive_survives_errors) {
     th_conn c;
     ck_assert_int_eq(th_connect(&c, srv.port), 0);
@@ -852,6 +890,15 @@ END_TEST
 
 /* ---- service endpoints and process ---- */
 
+/* The value of the sample `series` (name and labels) in a /metrics body, or -1. */
+static long long metric_sample(const char *text, const char *series) {
+    size_t n = strlen(series);
+    for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+        if (strncmp(p, series, n) == 0 && p[n] == ' ')
+            return strtoll(p + n + 1, NULL, 10);
+    return -1;
+}
+
 START_TEST(health_and_metrics) {
     th_response r;
     th_json(srv.port, "GET", "/health", NULL, &r);
@@ -863,6 +910,13 @@ START_TEST(health_and_metrics) {
     json_decref(j);
     th_response_free(&r);
     th_json(srv.port, "GET", "/no-such-route", NULL, &r);
+    th_response_free(&r);
+    /* one route, two error statuses: 400 (not JSON) and 422 (an index out of range) */
+    r = put_mesh("mx", "{");
+    ck_assert_int_eq(r.status, 400);
+    th_response_free(&r);
+    r = put_mesh("mx", "{\"vertices\":[[0,0,0],[1,0,0],[1,0,1]],\"polygons\":[[0,1,3]]}");
+    ck_assert_int_eq(r.status, 422);
     th_response_free(&r);
     /* HEAD answers like GET, without a body */
     th_request(srv.port, "HEAD", "/health", NULL, NULL, 0, NULL, &r);
@@ -877,11 +931,12 @@ START_TEST(health_and_metrics) {
     ck_assert_ptr_nonnull(strstr(ct, "text/plain"));
     const char *want[] = {
         "# TYPE navd_requests_total counter",
-        "navd_requests_total{route=\"/health\",method=\"GET\",status=\"2xx\"} ",
-        "navd_requests_total{route=\"none\",method=\"other\",status=\"4xx\"} ",
+        "navd_requests_total{route=\"/health\",method=\"GET\",status=\"200\"} ",
+        "navd_requests_total{route=\"none\",method=\"other\",status=\"404\"} ",
         "# TYPE navd_request_duration_seconds histogram",
-        "navd_request_duration_seconds_bucket{route=\"/health\",le=\"+Inf\"} ",
-        "navd_request_duration_seconds_count{route=\"/health\"} ",
+        "navd_request_duration_seconds_bucket{route=\"/health\",method=\"GET\",status=\"200\","
+        "le=\"+Inf\"} ",
+        "navd_request_duration_seconds_count{route=\"/health\",method=\"GET\",status=\"200\"} ",
         "navd_navmeshes_loaded ",
         "navd_path_cache_hits ",
         "navd_path_cache_misses ",
@@ -893,6 +948,24 @@ START_TEST(health_and_metrics) {
     /* the scrape itself is in flight while the text is rendered */
     const char *g = strstr(r.body, IN_FLIGHT);
     ck_assert_msg(g && strtoul(g + strlen(IN_FLIGHT), NULL, 10) >= 1, "no in-flight gauge >= 1");
+    /* Each status is a series of its own, per route and method, and its
+       histogram counts the same requests (other tests may add to them). */
+    const char *put_series[] = {"route=\"/v1/navmeshes/{name}\",method=\"PUT\",status=\"400\"",
+                                "route=\"/v1/navmeshes/{name}\",method=\"PUT\",status=\"422\""};
+    for (size_t i = 0; i < 2; i++) {
+        char name[160];
+        snprintf(name, sizeof name, "navd_requests_total{%s}", put_series[i]);
+        long long total = metric_sample(r.body, name);
+        snprintf(name, sizeof name, "navd_request_duration_seconds_count{%s}", put_series[i]);
+        long long count = metric_sample(r.body, name);
+        snprintf(name, sizeof name, "navd_request_duration_seconds_bucket{%s,le=\"+Inf\"}",
+                 put_series[i]);
+        long long inf = metric_sample(r.body, name);
+        ck_assert_msg(total >= 1 && count == total && inf == total,
+                      "%s: total %lld, histogram count %lld, +Inf %lld", put_series[i], total,
+                      count, inf);
+    }
+    ck_assert_msg(!strstr(r.body, "xx\""), "a status class label is left");
     /* a raw mesh name never becomes a label: routes are patterns */
     ck_assert_ptr_null(strstr(r.body, "route=\"/v1/navmeshes/w"));
     th_response_free(&r);
@@ -1408,6 +1481,45 @@ START_TEST(query_errors) {
     th_json(qsrv.port, "POST", "/v1/navmeshes/sq/path", "{\"start\":[1,0,1],", &r);
     assert_error(&r, 400, "invalid_json", "line 1");
     th_response_free(&r);
+    /* numbers beyond any double are valid JSON: the field is named, as for
+       any other non-finite coordinate (api.md: "three finite numbers") */
+    th_json(qsrv.port, "POST", "/v1/navmeshes/sq/path", "{\"start\":[0,0,1e999],\"end\":[1,0,1]}",
+            &r);
+    assert_error(&r, 400, "bad_request", "start[2] is not a finite number");
+    th_response_free(&r);
+    th_json(qsrv.port, "POST", "/v1/navmeshes/sq/path", "{\"start\":[1,0,1],\"end\":[0,0,-1e999]}",
+            &r);
+    assert_error(&r, 400, "bad_request", "end[2] is not a finite number");
+    th_response_free(&r);
+    th_json(qsrv.port, "POST", "/v1/navmeshes/sq/nearest", "{\"point\":[1,1E+999,1]}", &r);
+    assert_error(&r, 400, "bad_request", "point[1] is not a finite number");
+    th_response_free(&r);
+    th_json(qsrv.port, "POST", "/v1/navmeshes/sq/raycast",
+            "{\"start\":[1,0,1],\"end\":[9,0,9],\"extents\":[1e999,1,1]}", &r);
+    assert_error(&r, 400, "bad_request", "extents[0] is not a finite number");
+    th_response_free(&r);
+    th_json(qsrv.port, "POST", "/v1/navmeshes/L/reachable",
+            "{\"start\":[1,0,1],\"max_cost\":1e999}", &r);
+    assert_error(&r, 400, "bad_request", "max_cost is not a finite number");
+    th_response_free(&r);
+    /* 10^20 written as an integer (beyond 64 bits) is a finite point, off this mesh */
+    th_json(qsrv.port, "POST", "/v1/navmeshes/sq/nearest",
+            "{\"point\":[100000000000000000000,0,1]}", &r);
+    assert_error(&r, 422, "point_off_mesh", "point is not within extents");
+    th_response_free(&r);
+    /* in a batch, the slot of the query names it; the others are answered */
+    json_t *b = query("sq", "paths",
+                      "{\"queries\":[{\"start\":[1,0,1],\"end\":[2,0,1]},"
+                      "{\"start\":[1e999,0,1],\"end\":[2,0,1]}],\"cache\":false}",
+                      200);
+    const json_t *res = json_object_get(b, "results");
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(res, 0), "status")),
+                     "complete");
+    const json_t *e1 = json_object_get(json_array_get(res, 1), "error");
+    ck_assert_str_eq(json_string_value(json_object_get(e1, "code")), "bad_request");
+    ck_assert_str_eq(json_string_value(json_object_get(e1, "message")),
+                     "queries[1].start[0] is not a finite number");
+    json_decref(b);
     th_json(qsrv.port, "POST", "/v1/navmeshes/nope/path", "{\"start\":[1,0,1],\"end\":[2,0,2]}",
             &r);
     assert_error(&r, 404, "not_found", "nope");
@@ -1538,6 +1650,34 @@ START_TEST(reachability) {
             &r);
     assert_error(&r, 422, "point_off_mesh", "end is not within extents");
     th_response_free(&r);
+
+    /* The end form ignores exclude_areas and area_costs entirely (components
+       are per mesh), snapping included. On the L, (9,0,5) lies inside polygon
+       6 ([8,10]x[4,6], area 1) and (9,0,9) inside polygon 8 ([8,10]x[8,10]),
+       joined through 7. Excluding area 1 with 0.5 m extents: the start still
+       snaps to polygon 6 (excluded, it would be 1 m from the nearest other
+       polygon, beyond the extents: off the mesh), and the pair is reachable. */
+    j = query("L", "reachable",
+              "{\"start\":[9,0,5],\"end\":[9,0,9],\"extents\":[0.5,1,0.5],"
+              "\"exclude_areas\":[1],\"area_costs\":{\"1\":5}}",
+              200);
+    ck_assert(json_is_true(json_object_get(j, "reachable")));
+    ck_assert_int_eq(int_field(j, "start_polygon"), 6);
+    ck_assert_int_eq(int_field(j, "end_polygon"), 8);
+    json_decref(j);
+    /* default extents: (9,0,3) is in polygon 5 ([8,10]x[2,4], area 1), not
+       moved to polygon 4 below it ([8,10]x[0,2], 1 m away) */
+    j = query("L", "reachable", "{\"start\":[9,0,3],\"end\":[1,0,1],\"exclude_areas\":[1]}", 200);
+    ck_assert(json_is_true(json_object_get(j, "reachable")));
+    ck_assert_int_eq(int_field(j, "start_polygon"), 5);
+    ck_assert_int_eq(int_field(j, "end_polygon"), 0);
+    json_decref(j);
+    /* the max_cost form does apply exclusions: an excluded polygon is no start */
+    th_json(qsrv.port, "POST", "/v1/navmeshes/L/reachable",
+            "{\"start\":[9,0,5],\"max_cost\":10,\"extents\":[0.5,1,0.5],\"exclude_areas\":[1]}",
+            &r);
+    assert_error(&r, 422, "point_off_mesh", "start is not within extents");
+    th_response_free(&r);
 }
 END_TEST
 
@@ -1626,6 +1766,7 @@ Suite *api_http_suite(void) {
     tcase_add_test(tc, export_json_round_trip);
     tcase_add_test(tc, export_obj_round_trip);
     tcase_add_test(tc, error_codes);
+    tcase_add_test(tc, overflowing_numbers_name_the_vertex);
     tcase_add_test(tc, keep_alive_survives_errors);
     tcase_add_test(tc, concurrent_clients_lose_nothing);
     tcase_add_test(tc, health_and_metrics);
