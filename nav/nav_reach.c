@@ -88,10 +88,56 @@ static void reach_answer(const nav_mesh *m, uint32_t *ids, uint32_t n, uint32_t 
     *area = sum;
 }
 
+/* The Dijkstra (see the file comment): leaves the ids of the polygons it
+   reached in q->corr_polys and returns their count; *full when the node
+   pool ran out (some may be missing). */
+static uint32_t reach_dijkstra(nav_query *q, const nav_mesh *m, uint32_t start_poly,
+                               const float start[3], double max_cost, const nav_filter *filter,
+                               int *full) {
+    nav_q_reset(q);
+    uint32_t s = nav_q_add(q, start_poly);
+    memcpy(q->nodes[s].pos, start, sizeof(float) * 3);
+    nav_q_push(q, s);
+    while (q->nheap > 0) {
+        uint32_t ni = nav_q_pop(q);
+        q->nodes[ni].closed = 1;
+        uint32_t poly = q->nodes[ni].poly;
+        float pos[3];
+        memcpy(pos, q->nodes[ni].pos, sizeof(pos));
+        double g0 = q->nodes[ni].g;
+        double c = filter->area_cost[m->areas[poly]];
+        uint32_t base = m->poly_start[poly], nv = nav_poly_nverts(m, poly);
+        for (uint32_t e = 0; e < nv; e++) {
+            uint32_t nb = m->poly_nei[base + e];
+            if (nb == NAV_NONE || !nav_filter_passable(filter, m->areas[nb]))
+                continue;
+            float p[3];
+            closest_on_segment(pos, nav_poly_vert(m, poly, e), nav_poly_vert(m, poly, e + 1), p);
+            double g = g0 + nav_dist3d(pos, p) * c;
+            if (g <= max_cost)
+                reach_relax(q, ni, nb, p, g, full);
+        }
+        for (uint32_t k = m->link_out_start[poly]; k < m->link_out_start[poly + 1]; k++) {
+            nav_link_hop lh;
+            if (!nav_link_take(m, m->link_out[k], filter, &lh))
+                continue;
+            double g = g0 + nav_dist3d(pos, lh.from_on) * c + lh.cost;
+            if (g <= max_cost)
+                reach_relax(q, ni, lh.to, lh.to_on, g, full);
+        }
+    }
+    /* Every node ever added had g <= max_cost and, the heap being empty,
+       is closed with its final cost. */
+    for (uint32_t i = 0; i < q->nnodes; i++)
+        q->corr_polys[i] = q->nodes[i].poly;
+    return q->nnodes;
+}
+
 /* Uniform costs: the exact flood. Its list lives in q->opt; sorting it in
-   place is fine (it is rebuilt by the next search). Out of nodes: the
-   polygons found are all within budget, the list may lack some
-   (truncated). */
+   place is fine (it is rebuilt by the next search). When the flood runs out
+   of nodes, its polygons are all within budget but some may be missing: the
+   Dijkstra's polygons (each within budget too) are added, and the answer
+   says truncated. */
 static nav_status reach_exact(nav_query *q, const nav_mesh *m, uint32_t start_poly,
                               const float start[3], double max_cost, const nav_filter *filter,
                               uint32_t *polys, uint32_t max, uint32_t *npolys, double *area,
@@ -100,11 +146,34 @@ static nav_status reach_exact(nav_query *q, const nav_mesh *m, uint32_t start_po
     uint32_t n = 0;
     nav_status st = nav_optimal_flood(q->opt, m, start_poly, start, filter->exclude_mask, max_cost,
                                       q->max_nodes, &found, &n);
-    if (st == NAV_E_LIMIT)
-        *truncated = true;
-    else if (st != NAV_OK)
+    uint32_t *ids = (uint32_t *)found;
+    if (st == NAV_OK) {
+        reach_answer(m, ids, n, polys, max, npolys, area, truncated);
+        return NAV_OK;
+    }
+    if (st != NAV_E_LIMIT)
         return st;
-    reach_answer(m, (uint32_t *)found, n, polys, max, npolys, area, truncated);
+    *truncated = true;
+    int full = 0;
+    uint32_t nd = reach_dijkstra(q, m, start_poly, start, max_cost, filter, &full);
+    qsort(ids, n, sizeof(uint32_t), cmp_u32);
+    qsort(q->corr_polys, nd, sizeof(uint32_t), cmp_u32);
+    /* merge the two sorted lists, each id once */
+    uint32_t a = 0, b = 0, written = 0;
+    double sum = 0;
+    while ((a < n || b < nd) && written < max) {
+        uint32_t id;
+        if (b >= nd || (a < n && ids[a] < q->corr_polys[b]))
+            id = ids[a++];
+        else if (a >= n || q->corr_polys[b] < ids[a])
+            id = q->corr_polys[b++];
+        else
+            id = ids[a++], b++;
+        polys[written++] = id;
+        sum += m->poly_area[id];
+    }
+    *npolys = written;
+    *area = sum;
     return NAV_OK;
 }
 
@@ -138,46 +207,10 @@ nav_status nav_reach_cost(nav_query *q, const nav_mesh *m, uint32_t start_poly,
         return reach_exact(q, m, start_poly, start, max_cost, filter, polys, max, npolys, area,
                            truncated);
 
-    nav_q_reset(q);
-    uint32_t s = nav_q_add(q, start_poly);
-    memcpy(q->nodes[s].pos, start, sizeof(float) * 3);
-    nav_q_push(q, s);
     int full = 0;
-    while (q->nheap > 0) {
-        uint32_t ni = nav_q_pop(q);
-        q->nodes[ni].closed = 1;
-        uint32_t poly = q->nodes[ni].poly;
-        float pos[3];
-        memcpy(pos, q->nodes[ni].pos, sizeof(pos));
-        double g0 = q->nodes[ni].g;
-        double c = filter->area_cost[m->areas[poly]];
-        uint32_t base = m->poly_start[poly], nv = nav_poly_nverts(m, poly);
-        for (uint32_t e = 0; e < nv; e++) {
-            uint32_t nb = m->poly_nei[base + e];
-            if (nb == NAV_NONE || !nav_filter_passable(filter, m->areas[nb]))
-                continue;
-            float p[3];
-            closest_on_segment(pos, nav_poly_vert(m, poly, e), nav_poly_vert(m, poly, e + 1), p);
-            double g = g0 + nav_dist3d(pos, p) * c;
-            if (g <= max_cost)
-                reach_relax(q, ni, nb, p, g, &full);
-        }
-        for (uint32_t k = m->link_out_start[poly]; k < m->link_out_start[poly + 1]; k++) {
-            nav_link_hop lh;
-            if (!nav_link_take(m, m->link_out[k], filter, &lh))
-                continue;
-            double g = g0 + nav_dist3d(pos, lh.from_on) * c + lh.cost;
-            if (g <= max_cost)
-                reach_relax(q, ni, lh.to, lh.to_on, g, &full);
-        }
-    }
-    /* Every node ever added had g <= max_cost and, the heap being empty,
-       is closed with its final cost. Sort all of them so a truncated answer
-       is the lowest ids, not an accident of the search order. */
-    for (uint32_t i = 0; i < q->nnodes; i++)
-        q->corr_polys[i] = q->nodes[i].poly;
+    uint32_t n = reach_dijkstra(q, m, start_poly, start, max_cost, filter, &full);
     if (full)
         *truncated = true;
-    reach_answer(m, q->corr_polys, q->nnodes, polys, max, npolys, area, truncated);
+    reach_answer(m, q->corr_polys, n, polys, max, npolys, area, truncated);
     return NAV_OK;
 }

@@ -634,6 +634,15 @@ START_TEST(reach_cost_exact_round_corner) {
     ck_assert_uint_lt(n, 9);
     ck_assert_uint_ge(n, 1);
     nav_query_free(tiny);
+    /* A pool of 9 nodes holds the Dijkstra over the 9 cells but not every
+       interval of the flood: either way all 9 cells are listed (when the
+       flood runs out, the Dijkstra's polygons are added). */
+    nav_query *nine = nav_query_new(9);
+    ck_assert_int_eq(nav_reach_cost(nine, m, sp, s, 100, NULL, polys, 64, &n, &area, &trunc),
+                     NAV_OK);
+    ck_assert_uint_eq(n, 9);
+    ck_assert_double_eq_tol(area, 36, 1e-9);
+    nav_query_free(nine);
     nav_query_free(q);
     nav_mesh_free(m);
 }

@@ -25,6 +25,8 @@ int bench_start_dungeon(th_server *s, const char *label);
 
 /* Optimal search figures (tests/bench/bench_optimal.c, optimal helper). */
 void bench_optimal(void) __attribute__((weak));
+/* reachable max_cost figures: the exact flood against the Dijkstra (bench_optimal.c). */
+void bench_reach(void) __attribute__((weak));
 /* Snapping and height lookup figures (tests/bench/bench_snap.c). */
 void bench_snap(void) __attribute__((weak));
 /* Steering figures (tests/bench/bench_steer.c, steering helper). */

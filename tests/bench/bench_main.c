@@ -544,8 +544,9 @@ int main(void) {
         const char *name;
         void (*run)(void);
     } sections[] = {
-        {"shared", bench_shared}, {"snap", NULL},    {"large", bench_large}, {"cache", bench_cache},
-        {"http", bench_http},     {"optimal", NULL}, {"steer", NULL},        {"load", NULL},
+        {"shared", bench_shared}, {"snap", NULL},       {"large", bench_large},
+        {"cache", bench_cache},   {"http", bench_http}, {"optimal", NULL},
+        {"reach", NULL},          {"steer", NULL},      {"load", NULL},
     };
     for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++) {
         void (*run)(void) = sections[i].run;
@@ -554,6 +555,8 @@ int main(void) {
             run = bench_snap;
         else if (!strcmp(sections[i].name, "optimal"))
             run = bench_optimal;
+        else if (!strcmp(sections[i].name, "reach"))
+            run = bench_reach;
         else if (!strcmp(sections[i].name, "steer"))
             run = bench_steer;
         else if (!strcmp(sections[i].name, "load"))

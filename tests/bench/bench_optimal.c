@@ -352,3 +352,86 @@ void bench_optimal(void) {
     free(b);
     nav_query_free(q);
 }
+
+/*
+ * reachable max_cost: the exact answer (uniform costs: the interval search
+ * flooding without a goal) against the Dijkstra from closest portal point to
+ * closest portal point, which navd uses for non-uniform costs and used for
+ * every request before. The Dijkstra is forced by an area cost of 1.0001 on
+ * an area the meshes do not use, so both see the same polygons. Prints
+ * us/query and polygons listed (the Dijkstra lists a subset: the exact
+ * answer's excess is what it missed), and how many exact answers ran out of
+ * nodes (they then add the Dijkstra's polygons and say truncated).
+ */
+static void rb_run(const char *name, const nav_mesh *m, const double *costs, int ncost, int nq,
+                   uint32_t *ids) {
+    nav_query *q = nav_query_new(1u << 16);
+    for (int c = 0; c < ncost; c++) {
+        double us[2], listed[2];
+        int trunc_n = 0;
+        for (int k = 0; k < 2; k++) {
+            nav_filter f;
+            nav_filter_default(&f);
+            if (k == 1)
+                f.area_cost[63] = 1.0001f;
+            uint32_t rng = 4242;
+            float s[3];
+            uint32_t n = 0;
+            double area;
+            bool tr;
+            uint32_t sp = fx_random_point(m, &rng, s); /* warm: tables sized for this mesh */
+            nav_reach_cost(q, m, sp, s, costs[c], &f, ids, m->npolys, &n, &area, &tr);
+            rng = 4243;
+            double t0 = bench_now(), sum = 0;
+            for (int i = 0; i < nq; i++) {
+                sp = fx_random_point(m, &rng, s);
+                nav_reach_cost(q, m, sp, s, costs[c], &f, ids, m->npolys, &n, &area, &tr);
+                sum += n;
+                trunc_n += k == 0 && tr;
+            }
+            us[k] = (bench_now() - t0) * 1e6 / nq;
+            listed[k] = sum / nq;
+        }
+        printf("  %-10s max_cost %5.0f m: exact %9.1f us, %8.1f polygons | dijkstra %8.1f us, "
+               "%8.1f polygons (%.1f%% missed) | exact out of nodes %d of %d\n",
+               name, costs[c], us[0], listed[0], us[1], listed[1],
+               listed[0] > 0 ? 100.0 * (listed[0] - listed[1]) / listed[0] : 0.0, trunc_n, nq);
+    }
+    nav_query_free(q);
+}
+
+void bench_reach(void) {
+    printf("\n== reachable max_cost: exact (uniform costs) vs the portal-point Dijkstra, "
+           "in process, 65,536 nodes\n");
+    static const char *const names[] = {"dungeon", "nav_test", "undulating"};
+    static const double small[] = {10, 30};
+    for (int k = 0; k < 3; k++) {
+        char file[128];
+        snprintf(file, sizeof file, "%s.navmesh.json", names[k]);
+        const char *mp = fx_shared_mesh_path(file);
+        nav_mesh *m = mp ? mj_load(mp) : NULL;
+        if (!m) {
+            printf("  ../shared absent or unreadable: skipping %s\n", names[k]);
+            continue;
+        }
+        uint32_t *ids = malloc(sizeof(uint32_t) * m->npolys);
+        if (ids)
+            rb_run(names[k], m, small, 2, 500, ids);
+        free(ids);
+        nav_mesh_free(m);
+    }
+    static const double large[] = {10, 30, 100};
+    for (int w = 0; w < 2; w++) {
+        fx_random_opts o = fx_random_defaults();
+        o.width = o.height = 320;
+        o.hole_ratio = w ? 0.15f : 0.2f;
+        o.walls = w;
+        o.islands = 0;
+        nav_mesh *m = fx_random(2024, &o);
+        uint32_t *ids = malloc(sizeof(uint32_t) * m->npolys);
+        if (ids)
+            rb_run(w ? "walls320" : "random320", m, large, 3, 10, ids);
+        free(ids);
+        nav_mesh_free(m);
+    }
+}
