@@ -97,11 +97,14 @@ struct nav_mesh {
          angle around it exceeds 180 degrees; see nav_optimal.c);
        - poly_open[p]: how many edges of p have a neighbour (at most 255);
        - area_mask: bit a set when some polygon has area a (an exclude mask
-         that misses every present area leaves poly_corner valid). */
+         that misses every present area leaves poly_corner valid);
+       - link_area_mask: bit a set when some link has area a (with
+         area_mask: the areas whose costs can matter). */
     uint32_t *poly_twin;
     uint8_t *poly_corner;
     uint8_t *poly_open;
     uint64_t area_mask;
+    uint64_t link_area_mask;
 };
 
 #define NAV_LINK_REVERSE 0x80000000u

@@ -687,6 +687,7 @@ static nav_status nav_build_links(nav_mesh_ext *x, const nav_mesh_input *in) {
         memcpy(l->end, li->end, sizeof l->end);
         l->radius = li->radius;
         l->area = li->area;
+        m->link_area_mask |= 1ull << (li->area & 63u);
         l->bidirectional = ci->bidirectional;
         memcpy(l->kind, ci->kind, sizeof l->kind);
         float h = li->radius > NAV_LINK_SNAP_MIN_H ? li->radius : NAV_LINK_SNAP_MIN_H;

@@ -63,9 +63,9 @@
  * realloc only when a mesh larger than any seen before is searched; after
  * that, searches allocate nothing. About 164 bytes per max_nodes (72 node,
  * 24 open list, 48 root record, 16 trail, 4 free list: 10.7 MB for 65536)
- * plus, for the largest mesh, 24 bytes per vertex, 8 per polygon and 24 per
- * polygon edge. The mesh itself carries the search's derived data (corner
- * flags and edge twins, nav_internal.h), built once with the mesh.
+ * plus, for the largest mesh, 16 bytes per vertex, 16 per polygon (12 state,
+ * 4 flood list) and 32 per polygon edge (24 dominance, 8 corner cache). The mesh itself carries the
+ * search's derived data (corner flags and edge twins, nav_internal.h), built once with the mesh.
  *
  * Speed (Polyanya's collapse): when an expansion yields exactly one
  * successor, it is expanded at once instead of a push and a pop; the goal
@@ -119,11 +119,15 @@ typedef struct opt_trail {
 } opt_trail;
 
 typedef struct opt_vstate {
-    double g;      /* best g of this root key in search `gen` */
-    uint32_t gen;  /* stamp of g */
-    uint32_t cgen; /* stamp of corner */
-    uint8_t corner;
+    double g;     /* best g of this root key in search `gen` */
+    uint32_t gen; /* stamp of g */
 } opt_vstate;
+
+/* Corner answer of one polygon corner under the search's exclusions. */
+typedef struct opt_cstate {
+    uint32_t gen; /* stamp of corner */
+    uint8_t corner;
+} opt_cstate;
 
 /* The last node expanded through an edge (entering its polygon), with its
    interval as edge parameters: dominance pruning of later nodes. */
@@ -159,6 +163,7 @@ struct nav_optimal {
     uint32_t nreached;
     opt_estate *etab;
     uint32_t etab_cap;
+    opt_cstate *ctab; /* per polygon corner, sized with etab */
     uint32_t gen;
     uint32_t ever;  /* last edge reference version handed out */
     uint32_t ever0; /* ever when the current search started */
@@ -308,9 +313,9 @@ static int in_sector(const nav_mesh *m, uint32_t p, uint32_t k, double dx, doubl
  * The mesh builder stores the answer per polygon corner for the case where
  * nothing is excluded (nav_optimal_corners, exact per fan). An exclude mask
  * that hits a present area changes what is a wall, so then it is computed
- * on the fly and cached per search per vertex; known approximation there: a
- * vertex welded into two separate fans (levels touching at one point)
- * caches the first fan's answer.
+ * on the fly and cached per search per polygon corner (not per vertex: a
+ * vertex welded into two separate fans, levels touching at one point, has
+ * one answer per fan).
  */
 static int corner_walk(const nav_mesh *m, uint64_t excl, uint32_t p, uint32_t k) {
     uint32_t v = m->poly_verts[m->poly_start[p] + k];
@@ -383,13 +388,12 @@ static int is_corner(nav_optimal *o, uint32_t p, uint32_t k) {
     const nav_mesh *m = o->m;
     if (!(o->excl & m->area_mask))
         return m->poly_corner[m->poly_start[p] + k];
-    uint32_t v = m->poly_verts[m->poly_start[p] + k];
-    opt_vstate *vs = &o->vtab[v];
-    if (vs->cgen == o->gen)
-        return vs->corner;
+    opt_cstate *cs = &o->ctab[m->poly_start[p] + k];
+    if (cs->gen == o->gen)
+        return cs->corner;
     int corner = corner_walk(m, o->excl, p, k);
-    vs->cgen = o->gen;
-    vs->corner = (uint8_t)corner;
+    cs->gen = o->gen;
+    cs->corner = (uint8_t)corner;
     return corner;
 }
 
@@ -987,6 +991,7 @@ void nav_optimal_free(nav_optimal *o) {
     free(o->ptab);
     free(o->reached);
     free(o->etab);
+    free(o->ctab);
     free(o);
 }
 
@@ -1025,9 +1030,14 @@ static int prepare(nav_optimal *o, const nav_mesh *m) {
     }
     uint32_t ne = m->poly_start[m->npolys];
     if (ne > o->etab_cap) {
+        opt_cstate *c = realloc(o->ctab, (size_t)ne * sizeof *c);
+        if (!c)
+            return 0;
+        memset(c + o->etab_cap, 0, (size_t)(ne - o->etab_cap) * sizeof *c);
+        o->ctab = c;
         opt_estate *t = realloc(o->etab, (size_t)ne * sizeof *t);
         if (!t)
-            return 0;
+            return 0; /* ctab is grown already: harmless, etab_cap says what both hold */
         memset(t + o->etab_cap, 0, (size_t)(ne - o->etab_cap) * sizeof *t);
         o->etab = t;
         o->etab_cap = ne;
@@ -1036,6 +1046,7 @@ static int prepare(nav_optimal *o, const nav_mesh *m) {
         memset(o->vtab, 0, (size_t)o->vtab_cap * sizeof *o->vtab);
         memset(o->ptab, 0, (size_t)o->ptab_cap * sizeof *o->ptab);
         memset(o->etab, 0, (size_t)o->etab_cap * sizeof *o->etab);
+        memset(o->ctab, 0, (size_t)o->etab_cap * sizeof *o->ctab);
         o->gen = 1;
     }
     /* a search records at most one edge reference per expansion (<= cap):

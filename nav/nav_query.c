@@ -25,6 +25,8 @@
  * - Optimal search out of nodes (NAV_E_LIMIT): the corridor search runs
  *   with the same budget; its answer is reported (algorithm "corridor"),
  *   complete when it gets there, else partial with NAV_PATH_PARTIAL_BUDGET.
+ *   max_nodes bounds each search, so such a request may expand up to twice
+ *   max_nodes; nodes_expanded counts the nodes of every search it ran.
  * - End unreachable (nav_mesh_reachable, i.e. the precomputed components
  *   with one-way links respected): the target becomes the point closest
  *   (3-D) to the snapped end on a polygon reachable from the start and not
@@ -213,10 +215,15 @@ void nav_filter_default(nav_filter *f) {
 }
 
 bool nav_filter_is_uniform(const nav_filter *f) {
+    return nav_filter_is_uniform_on(f, NULL);
+}
+
+bool nav_filter_is_uniform_on(const nav_filter *f, const nav_mesh *m) {
     if (!f)
         return true;
+    uint64_t used = m ? m->area_mask | m->link_area_mask : ~0ull;
     for (int a = 0; a < NAV_MAX_AREAS; a++)
-        if (nav_filter_passable(f, (uint8_t)a) && f->area_cost[a] != 1.0f)
+        if (((used >> a) & 1u) && nav_filter_passable(f, (uint8_t)a) && f->area_cost[a] != 1.0f)
             return false;
     return true;
 }
@@ -769,6 +776,7 @@ static nav_status optimal_path(nav_query *q, const nav_mesh *m, uint32_t sp, con
                                uint32_t ep, const float ept[3], const nav_filter *f,
                                uint32_t budget, nav_path_result *res) {
     nav_status st = nav_optimal_search(q->opt, m, sp, spt, ep, ept, f->exclude_mask, budget, res);
+    uint32_t spent = res->nodes_expanded; /* nodes_expanded counts every search run */
     if (st == NAV_OK) {
         res->algorithm = NAV_ALGO_OPTIMAL;
         res->end_poly = ep;
@@ -782,6 +790,8 @@ static nav_status optimal_path(nav_query *q, const nav_mesh *m, uint32_t sp, con
         res->ncorners = res->npolys = res->nlinks = res->nexpanded = 0;
         res->flags &= NAV_PATH_TRUNCATED;
         st = nav_optimal_search(q->opt, m, sp, spt, tp, tpt, f->exclude_mask, budget, res);
+        res->nodes_expanded += spent;
+        spent = res->nodes_expanded;
         if (st == NAV_OK) {
             res->algorithm = NAV_ALGO_OPTIMAL;
             res->flags |= NAV_PATH_PARTIAL_UNREACHABLE;
@@ -796,7 +806,9 @@ static nav_status optimal_path(nav_query *q, const nav_mesh *m, uint32_t sp, con
        the same budget decides, and says partial if it runs out too. */
     res->ncorners = res->npolys = res->nlinks = res->nexpanded = 0;
     res->flags = 0;
-    return corridor_path(q, m, sp, spt, ep, ept, f, budget, res);
+    st = corridor_path(q, m, sp, spt, ep, ept, f, budget, res);
+    res->nodes_expanded += spent;
+    return st;
 }
 
 nav_status nav_path_validate(const nav_query *q, const nav_mesh *m, const nav_path_request *req,
@@ -830,7 +842,8 @@ nav_status nav_path_validate(const nav_query *q, const nav_mesh *m, const nav_pa
        with non-uniform costs gets the corridor search, which honours them. */
     prep->algo = req->algorithm;
     if (prep->algo == NAV_ALGO_AUTO || prep->algo == NAV_ALGO_OPTIMAL)
-        prep->algo = nav_filter_is_uniform(&prep->filter) ? NAV_ALGO_OPTIMAL : NAV_ALGO_CORRIDOR;
+        prep->algo =
+            nav_filter_is_uniform_on(&prep->filter, m) ? NAV_ALGO_OPTIMAL : NAV_ALGO_CORRIDOR;
     prep->sp = prep->ep = NAV_NONE;
     return NAV_OK;
 }

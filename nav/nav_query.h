@@ -33,6 +33,10 @@ typedef struct nav_filter {
 void nav_filter_default(nav_filter *f);
 /* True when every non-excluded area costs exactly 1: the optimal search applies. */
 bool nav_filter_is_uniform(const nav_filter *f);
+/* The same, over the areas m uses (its polygons' and links'): a cost on an
+   area the mesh does not have changes no path, so it keeps the optimal
+   search (and exact reachability). m == NULL: every area. */
+bool nav_filter_is_uniform_on(const nav_filter *f, const nav_mesh *m);
 
 typedef enum nav_algo {
     NAV_ALGO_AUTO = 0, /* optimal when the filter is uniform, else corridor */

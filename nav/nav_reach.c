@@ -203,7 +203,7 @@ nav_status nav_reach_cost(nav_query *q, const nav_mesh *m, uint32_t start_poly,
     }
     if (!nav_filter_passable(filter, m->areas[start_poly]))
         return NAV_E_OFF_MESH;
-    if (nav_filter_is_uniform(filter))
+    if (nav_filter_is_uniform_on(filter, m))
         return reach_exact(q, m, start_poly, start, max_cost, filter, polys, max, npolys, area,
                            truncated);
 

@@ -1344,8 +1344,8 @@ START_TEST(path_bends_at_one_corner) {
     const uint32_t corridor[] = {3, 5, 6};
     assert_ids(json_object_get(j, "polygons"), corridor, 3);
     ck_assert_int_eq(json_array_size(json_object_get(j, "links")), 0);
-    const char *algo = json_string_value(json_object_get(j, "algorithm"));
-    ck_assert(algo && (!strcmp(algo, "optimal") || !strcmp(algo, "corridor")));
+    /* uniform costs: the optimal search answers by default */
+    ck_assert_str_eq(json_string_value(json_object_get(j, "algorithm")), "optimal");
     ck_assert(json_is_integer(json_object_get(j, "nodes_expanded")));
     ck_assert_ptr_null(json_object_get(j, "expanded")); /* only with debug */
     json_decref(j);
@@ -1375,6 +1375,9 @@ START_TEST(path_costs_exclusions_partial) {
 
     j = query("L", "path", "{\"start\":[1,0,1],\"end\":[9,0,9],\"exclude_areas\":[1]}", 200);
     ck_assert_str_eq(json_string_value(json_object_get(j, "status")), "partial");
+    /* cut off by the exclusion (the components still join them): the corridor
+       search's partial answer, and the response says so */
+    ck_assert_str_eq(json_string_value(json_object_get(j, "algorithm")), "corridor");
     assert_vec(json_object_get(j, "end"), 9, 0, 2, 1e-3);
     c = json_object_get(j, "corners");
     assert_vec(json_array_get(c, json_array_size(c) - 1), 9, 0, 2, 1e-3);
@@ -1384,6 +1387,9 @@ START_TEST(path_costs_exclusions_partial) {
     j = query("L", "path", "{\"start\":[1,0,1],\"end\":[9,0,9],\"max_nodes\":1,\"cache\":false}",
               200);
     ck_assert_str_eq(json_string_value(json_object_get(j, "status")), "partial");
+    /* the optimal search ran out first; the corridor search's answer is given */
+    ck_assert_str_eq(json_string_value(json_object_get(j, "algorithm")), "corridor");
+    ck_assert_str_eq(json_string_value(json_object_get(j, "reason")), "max_nodes");
     json_decref(j);
 
     /* debug lists the expanded polygons; the start polygon is always expanded */

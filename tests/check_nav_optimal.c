@@ -426,6 +426,97 @@ START_TEST(test_observer) {
 }
 END_TEST
 
+/*
+ * Two levels welded at one vertex V = (2,0,2): a floor fan of 8 triangles
+ * around V (V is an inner vertex there: no corner), and an upper level at
+ * y = 3 of quads touching V from above ([1,2]x[1,2], [1,2]x[2,3],
+ * [2,3]x[2,3], then [3,4]x[2,3]), where V is the convex corner of an L and
+ * paths bend. A link climbs from the floor to the upper level, and an
+ * island of area 2 exists elsewhere, so excluding area 2 makes the search
+ * compute corners under the exclusion itself. Cached per vertex, the
+ * floor's "not a corner" answered for the upper level too and no path
+ * bent at V (all queries failed); per polygon corner, every answer matches
+ * the reference, with the exclusion and without.
+ */
+START_TEST(test_welded_levels_corner_cache) {
+    const float H = 3;
+    fx_builder *b = fx_new();
+    uint32_t V = fx_vert(b, 2, 0, 2), ring[8];
+    for (int k = 0; k < 8; k++)
+        ring[k] = fx_vert(b, 2 + 1.9f * cosf(k * 0.785398f + 0.3f), 0,
+                          2 + 1.9f * sinf(k * 0.785398f + 0.3f));
+    for (int k = 0; k < 8; k++) {
+        uint32_t t[3] = {V, ring[k], ring[(k + 1) % 8]};
+        fx_poly(b, 3, t, 0);
+    }
+    fx_quad(b, 10, 0, 11, 1, 0, 2);
+    uint32_t a1 = fx_vert(b, 1, H, 1), a2 = fx_vert(b, 2, H, 1), a3 = fx_vert(b, 1, H, 2);
+    uint32_t b1 = fx_vert(b, 1, H, 3), b2 = fx_vert(b, 2, H, 3), c1 = fx_vert(b, 3, H, 2),
+             c2 = fx_vert(b, 3, H, 3);
+    uint32_t d1 = fx_vert(b, 4, H, 2), d2 = fx_vert(b, 4, H, 3);
+    uint32_t qa[4] = {a1, a2, V, a3}, qb[4] = {a3, V, b2, b1}, qc[4] = {V, c1, c2, b2},
+             qd[4] = {c1, d1, d2, c2};
+    uint32_t pa = fx_poly(b, 4, qa, 0);
+    fx_poly(b, 4, qb, 0);
+    fx_poly(b, 4, qc, 0);
+    uint32_t pd = fx_poly(b, 4, qd, 0);
+    nav_mesh *m0 = fx_build(b);
+    nav_mesh_input in;
+    nav_mesh_as_input(m0, &in);
+    nav_link_input lk;
+    memset(&lk, 0, sizeof lk);
+    lk.start[0] = 0.8f, lk.start[2] = 3.0f;
+    lk.end[0] = lk.end[2] = 1.5f;
+    ck_assert_int_eq(nav_mesh_height(m0, pa, 1.5f, 1.5f, &lk.end[1]), NAV_OK);
+    lk.radius = 0.1f;
+    lk.bidirectional = 1;
+    snprintf(lk.kind, sizeof lk.kind, "up");
+    in.links = &lk;
+    in.nlinks = 1;
+    nav_mesh *m = NULL;
+    nav_error err;
+    ck_assert_msg(nav_mesh_build(&in, NULL, &m, &err) == NAV_OK, "%s", err.message);
+    for (int ex = 0; ex < 2; ex++) {
+        uint64_t excl = ex ? 1ull << 2 : 0;
+        vg_ref *ref = vg_new(m, excl);
+        uint32_t rng = 12345;
+        int found = 0;
+        for (int t = 0; t < 300; t++) {
+            float s[3], e[3];
+            uint32_t sp = fx_rand(&rng) % 8;
+            float u = 0.05f + 0.9f * fx_randf(&rng), v = (0.05f + 0.9f * fx_randf(&rng)) * (1 - u);
+            const float *P = nav_poly_vert(m, sp, 0), *Q = nav_poly_vert(m, sp, 1),
+                        *R = nav_poly_vert(m, sp, 2);
+            for (int k = 0; k < 3; k++)
+                s[k] = P[k] + u * (Q[k] - P[k]) + v * (R[k] - P[k]);
+            e[0] = 3.05f + 0.9f * fx_randf(&rng);
+            e[2] = 2.05f + 0.9f * fx_randf(&rng);
+            ck_assert_int_eq(nav_mesh_height(m, pd, e[0], e[2], &e[1]), NAV_OK);
+            double want = vg_shortest(ref, sp, s, pd, e);
+            ck_assert(isfinite(want));
+            run r;
+            search(&r, m, sp, s, pd, e, excl, 0);
+            ck_assert_msg(r.st == NAV_OK, "exclude %d, query %d: status %d", ex, t, r.st);
+            /* flat segments plus the link at its 3-D length */
+            double got = 0;
+            for (uint32_t i = 1; i < r.res.ncorners; i++) {
+                const float *x = &r.res.corners[3 * i - 3], *y = &r.res.corners[3 * i];
+                int climb = nav_dist3d(x, m->links[0].start_on) < 1e-4 &&
+                            nav_dist3d(y, m->links[0].end_on) < 1e-4;
+                got += climb ? nav_dist3d(x, y) : hypot(y[0] - x[0], y[2] - x[2]);
+            }
+            ck_assert_msg(fabs(got - want) <= 1e-4, "exclude %d, query %d: %.6f vs reference %.6f",
+                          ex, t, got, want);
+            found++;
+        }
+        ck_assert_int_eq(found, 300);
+        vg_free(ref);
+    }
+    nav_mesh_free(m);
+    nav_mesh_free(m0);
+}
+END_TEST
+
 /* ---- property tests against the reference ---- */
 
 /* A random point of a random passable polygon: inside, on a vertex or on
@@ -715,6 +806,7 @@ Suite *nav_optimal_suite(void) {
     tcase_add_test(tc, test_excluded_area);
     tcase_add_test(tc, test_limits_and_buffers);
     tcase_add_test(tc, test_observer);
+    tcase_add_test(tc, test_welded_levels_corner_cache);
     suite_add_tcase(s, tc);
     TCase *tp = tcase_create("reference");
     tcase_add_checked_fixture(tp, setup, teardown);

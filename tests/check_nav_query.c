@@ -273,6 +273,54 @@ START_TEST(area_cost_detour) {
 }
 END_TEST
 
+/* Which search answers (res.algorithm), on the detour mesh (areas 0 and 1,
+   no other area). (1,1) -> (9,1): straight, length 8; with area 1 shut,
+   the detour 2 sqrt(10) + 6 (see area_cost_detour). */
+START_TEST(dispatch_algorithm) {
+    nav_mesh *m = detour_mesh();
+    path_buf b;
+    nav_filter f;
+    nav_path_request r = request(1, 0, 1, 9, 0, 1, NAV_ALGO_AUTO);
+    /* default: optimal */
+    ck_assert_int_eq(run(m, &r, &b), NAV_OK);
+    ck_assert_int_eq(b.res.algorithm, NAV_ALGO_OPTIMAL);
+    ck_assert_double_eq_tol(b.res.length, 8, 1e-5);
+    /* an exclusion alone keeps costs uniform: optimal, around */
+    nav_filter_default(&f);
+    f.exclude_mask = 1ull << 1;
+    r.filter = &f;
+    ck_assert_int_eq(run(m, &r, &b), NAV_OK);
+    ck_assert_int_eq(b.res.algorithm, NAV_ALGO_OPTIMAL);
+    ck_assert_double_eq_tol(b.res.length, 2 * sqrt(10.0) + 6, 1e-4);
+    /* a cost on an area the mesh does not have changes nothing: optimal */
+    nav_filter_default(&f);
+    f.area_cost[5] = 3;
+    ck_assert(!nav_filter_is_uniform(&f));
+    ck_assert(nav_filter_is_uniform_on(&f, m));
+    ck_assert_int_eq(run(m, &r, &b), NAV_OK);
+    ck_assert_int_eq(b.res.algorithm, NAV_ALGO_OPTIMAL);
+    /* a cost on a present area: corridor, even when optimal is asked for */
+    f.area_cost[1] = 10;
+    ck_assert(!nav_filter_is_uniform_on(&f, m));
+    r.algorithm = NAV_ALGO_OPTIMAL;
+    ck_assert_int_eq(run(m, &r, &b), NAV_OK);
+    ck_assert_int_eq(b.res.algorithm, NAV_ALGO_CORRIDOR);
+    /* the optimal search out of nodes (2; the straight walk needs 5
+       polygons): the corridor search decides with the same budget, runs
+       out too, and nodes_expanded counts both searches (more than one
+       search's budget, at most two) */
+    r.filter = NULL;
+    r.algorithm = NAV_ALGO_AUTO;
+    r.max_nodes = 2;
+    ck_assert_int_eq(run(m, &r, &b), NAV_OK);
+    ck_assert_int_eq(b.res.algorithm, NAV_ALGO_CORRIDOR);
+    ck_assert(b.res.flags & NAV_PATH_PARTIAL_BUDGET);
+    ck_assert_uint_gt(b.res.nodes_expanded, 2);
+    ck_assert_uint_le(b.res.nodes_expanded, 4);
+    nav_mesh_free(m);
+}
+END_TEST
+
 START_TEST(excluded_area) {
     /* Excluding area 1 leaves only the detour: same corners as above. */
     nav_mesh *m = detour_mesh();
@@ -964,6 +1012,7 @@ Suite *nav_query_suite(void) {
     tcase_add_test(tc, two_islands_partial);
     tcase_add_test(tc, bridge_via_ramp);
     tcase_add_test(tc, area_cost_detour);
+    tcase_add_test(tc, dispatch_algorithm);
     tcase_add_test(tc, excluded_area);
     tcase_add_test(tc, one_way_link);
     tcase_add_test(tc, two_way_link);
