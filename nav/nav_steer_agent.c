@@ -5,7 +5,10 @@
  * following shared by seek / arrive / pursue / hide (only the next corners of
  * the navmesh path are used: steer toward corner A, toward B once A is nearly
  * reached and B is in sight; slow down for the end or an off-mesh link), the
- * acceleration and speed limits, and the move along the surface.
+ * acceleration and speed limits, the move along the surface within the
+ * tick's speed budget (steer_move_capped, also used by the separation
+ * pushes) and the answer's final velocity (steer_finish: what was made).
+ * Path behaviours report two or more corners, the end repeated near it.
  *
  * The path is searched from the agent's current position every tick, so a
  * corner that was passed is never steered back to: the string-pulled path
@@ -582,8 +585,8 @@ bool steer_move_capped(nav_steer *s, uint32_t i, uint32_t from_poly, const float
     /* Nearly always the first try fits: a move toward a point within the
        budget ends within it unless the slide wraps around a concave corner. */
     for (int k = 0; k < 4; k++) {
-        if (nav_move_along_surface(s->mesh, from_poly, from, t, s->params->filter, out,
-                                   out_poly) == NAV_OK &&
+        if (nav_move_along_surface(s->mesh, from_poly, from, t, s->params->filter, out, out_poly) ==
+                NAV_OK &&
             steer_within(s, i, out))
             return out[0] != from[0] || out[2] != from[2];
         t[0] = from[0] + 0.5f * (t[0] - from[0]);

@@ -417,8 +417,8 @@ void steer_separate(nav_steer *s) {
             float px = s->push[2 * i], pz = s->push[2 * i + 1];
             if (!a->ok || (px == 0.0f && pz == 0.0f))
                 continue;
-            float share = push_share(a->npos[0] - a->pos[0], a->npos[2] - a->pos[2], px, pz,
-                                     a->budget);
+            float share =
+                push_share(a->npos[0] - a->pos[0], a->npos[2] - a->pos[2], px, pz, a->budget);
             if (share <= 0.0f)
                 continue;
             float t[3] = {a->npos[0] + px * share, a->npos[1], a->npos[2] + pz * share};

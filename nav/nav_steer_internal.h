@@ -37,10 +37,10 @@ typedef struct steer_agent {
     uint32_t poly; /* polygon under pos */
     float npos[3]; /* position after the move (then after separation) */
     uint32_t npoly;
-    float v[2];   /* velocity commanded after limits (xz); the answer reports what was made */
-    float budget; /* max_speed * dt: the xz displacement allowed this tick, all moves included */
+    float v[2];      /* velocity commanded after limits (xz); the answer reports what was made */
+    float budget;    /* max_speed * dt: the xz displacement allowed this tick, all moves included */
     uint8_t arrived; /* at the goal before the move (the answer also asks for a low speed) */
-    float range; /* neighbour query range, rim to rim, m */
+    float range;     /* neighbour query range, rim to rim, m */
     uint32_t nei[STEER_MAX_NEI], nnei;
     uint32_t obs[STEER_MAX_OBS], nobs;
     uint8_t ok; /* snapped: takes part in the tick */

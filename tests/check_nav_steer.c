@@ -991,8 +991,7 @@ START_TEST(corners_two_near_the_end) {
     for (int k = 0; k < 4; k++) {
         w.in[0] = agent_at(5, 5, free_bs[k]);
         set_target(&w.in[0], 6, 5);
-        ck_assert_int_eq(nav_step(w.s, m, w.q, NULL, &w.p, w.in, 1, w.obs, 0, w.out, &err),
-                         NAV_OK);
+        ck_assert_int_eq(nav_step(w.s, m, w.q, NULL, &w.p, w.in, 1, w.obs, 0, w.out, &err), NAV_OK);
         ck_assert_uint_eq(w.out[0].ncorners, 0);
     }
     sim_free(&w);
@@ -1103,7 +1102,10 @@ START_TEST(property_random_crowds_speed_budget) {
             float ext[3] = {3, 4, 3}, q[3];
             uint32_t poly;
             ck_assert_int_eq(nav_mesh_nearest(m, p, ext, 0, &poly, q), NAV_OK);
-            nav_behavior bh = (nav_behavior)(fx_rand(&rng) % NAV_BEHAVIOR_COUNT);
+            static const nav_behavior all8[8] = {
+                NAV_BEHAVIOR_SEEK,  NAV_BEHAVIOR_ARRIVE, NAV_BEHAVIOR_FLEE, NAV_BEHAVIOR_PURSUE,
+                NAV_BEHAVIOR_EVADE, NAV_BEHAVIOR_WANDER, NAV_BEHAVIOR_HIDE, NAV_BEHAVIOR_IDLE};
+            nav_behavior bh = all8[fx_rand(&rng) % 8];
             w.in[i] = agent_at(q[0], q[2], bh);
             w.in[i].pos[1] = q[1];
             snprintf(ids[i], sizeof ids[i], "c%u", (unsigned)i);
@@ -1156,8 +1158,8 @@ START_TEST(property_random_crowds_speed_budget) {
                             a->behavior == NAV_BEHAVIOR_PURSUE || a->behavior == NAV_BEHAVIOR_HIDE;
                 if (path)
                     ck_assert_msg(a->ncorners >= 2, "seed %u tick %d agent %u (%s): %u corners",
-                                  (unsigned)seed, tick, (unsigned)i,
-                                  nav_behavior_name(a->behavior), (unsigned)a->ncorners);
+                                  (unsigned)seed, tick, (unsigned)i, nav_behavior_name(a->behavior),
+                                  (unsigned)a->ncorners);
                 else
                     ck_assert_uint_eq(a->ncorners, 0);
             }
