@@ -137,6 +137,7 @@ typedef struct opt_estate {
 
 typedef struct opt_pstate {
     uint32_t gen, rec; /* last FULL entry into this polygon (fan cycle guard) */
+    uint32_t rgen;     /* flood: reached in search rgen */
 } opt_pstate;
 
 struct nav_optimal {
@@ -154,6 +155,8 @@ struct nav_optimal {
     uint32_t vtab_cap;
     opt_pstate *ptab;
     uint32_t ptab_cap;
+    uint32_t *reached; /* flood: polygons reached, in order (ptab_cap entries) */
+    uint32_t nreached;
     opt_estate *etab;
     uint32_t etab_cap;
     uint32_t gen;
@@ -162,6 +165,8 @@ struct nav_optimal {
 
     /* per search */
     const nav_mesh *m;
+    int flood;        /* nav_optimal_flood: no goal, keys are distances */
+    double flood_max; /* flood: nodes costlier than this are not generated */
     uint64_t excl;
     double tx, tz;
     uint32_t goal[OPT_MAX_GOAL], goal_from[OPT_MAX_GOAL];
@@ -612,7 +617,7 @@ push_node(nav_optimal *o, uint8_t kind, uint32_t poly, uint32_t el, uint32_t rec
           double ta, double tb) {
     if (kind != K_NORMAL && f >= o->goal_f)
         return;
-    if ((kind == K_NORMAL || kind == K_FULL) && dead_end(o, poly, el))
+    if (!o->flood && (kind == K_NORMAL || kind == K_FULL) && dead_end(o, poly, el))
         return;
     opt_node nn = {.ax = ax,
                    .az = az,
@@ -630,17 +635,34 @@ push_node(nav_optimal *o, uint8_t kind, uint32_t poly, uint32_t el, uint32_t rec
         /* the heuristic only for nodes that survive pruning (and on the
            interval dominance may have trimmed) */
         if (dominated(o, &nn))
-            return;
+            return; /* (flood: the dominating node reached poly through this edge already) */
         /* f only orders the open list and prunes against a goal: a first
            successor found before any goal gets it only if it is committed
            (most such nodes are collapsed and never need it) */
-        if (o->nsucc == 0 && o->goal_f == INFINITY) {
+        if (o->flood) {
+            const opt_rec *r = &o->recs[rec];
+            f = r->g + seg_dist(r->x, r->z, nn.ax, nn.az, nn.bx, nn.bz);
+        } else if (o->nsucc == 0 && o->goal_f == INFINITY) {
             f = NAN;
         } else {
             f = node_f(o, &nn);
             if (f >= o->goal_f)
                 return;
         }
+    }
+    if (o->flood) {
+        /* f is what entering poly through this node costs, exactly (the
+           root's g is a real path, the interval is in sight): poly is
+           reached when f is within budget, even when it leads nowhere */
+        if (f > o->flood_max)
+            return;
+        opt_pstate *ps = &o->ptab[poly];
+        if (ps->rgen != o->gen) {
+            ps->rgen = o->gen;
+            o->reached[o->nreached++] = poly;
+        }
+        if ((kind == K_NORMAL || kind == K_FULL) && dead_end(o, poly, el))
+            return;
     }
     if (kind == K_GOAL)
         o->goal_f = f;
@@ -708,7 +730,7 @@ static void push_full(nav_optimal *o, uint32_t nb, uint32_t el, uint32_t rec,
     ps->gen = o->gen;
     ps->rec = rec;
     const opt_rec *r = &o->recs[rec];
-    double f = r->g + dist(r->x, r->z, o->tx, o->tz);
+    double f = r->g + (o->flood ? 0 : dist(r->x, r->z, o->tx, o->tz));
     push_node(o, K_FULL, nb, el, rec, r->x, r->z, r->x, r->z, 0, f, trail_parent, 0, 1);
 }
 
@@ -823,7 +845,7 @@ static void expand_links(nav_optimal *o, const opt_node *nd) {
         o->recs[rb].y = b[1];
         o->recs[rb].key = key;
         o->recs[rb].link = id;
-        double f = g + dist(b[0], b[2], o->tx, o->tz);
+        double f = g + (o->flood ? 0 : dist(b[0], b[2], o->tx, o->tz));
         push_node(o, K_START, to_poly, 0, rb, b[0], b[2], b[0], b[2], 0, f, nd->trail, 0, 0);
     }
 }
@@ -963,6 +985,7 @@ void nav_optimal_free(nav_optimal *o) {
     free(o->trail);
     free(o->vtab);
     free(o->ptab);
+    free(o->reached);
     free(o->etab);
     free(o);
 }
@@ -989,6 +1012,10 @@ static int prepare(nav_optimal *o, const nav_mesh *m) {
         o->vtab_cap = (uint32_t)nv;
     }
     if (m->npolys > o->ptab_cap) {
+        uint32_t *rl = realloc(o->reached, (size_t)m->npolys * sizeof *rl);
+        if (!rl)
+            return 0;
+        o->reached = rl;
         opt_pstate *t = realloc(o->ptab, (size_t)m->npolys * sizeof *t);
         if (!t)
             return 0;
@@ -1022,6 +1049,8 @@ static int prepare(nav_optimal *o, const nav_mesh *m) {
     o->nfree = o->nused = o->nheap = o->nrecs = o->ntrail = 0;
     o->overflow = 0;
     o->goal_f = INFINITY;
+    o->flood = 0;
+    o->nreached = 0;
     return 1;
 }
 
@@ -1283,4 +1312,65 @@ nav_status nav_optimal_search(nav_optimal *o, const nav_mesh *m, uint32_t start_
     }
     res->nodes_expanded = expanded;
     return NAV_E_NOT_FOUND;
+}
+
+/*
+ * Flood: the same search without a goal, ordered by the exact cost of
+ * entering each node's interval (g of the root plus the distance from the
+ * root to the interval), which never decreases from a node to its
+ * successors, so stopping at max_cost loses nothing. Every point's shortest
+ * path is still carried by some node (the prunings only drop nodes that
+ * another node beats everywhere), so the cheapest node entering a polygon
+ * gives the polygon's distance: a polygon is reached when any node entering
+ * it costs at most max_cost, and such a node is itself a path of that cost.
+ */
+nav_status nav_optimal_flood(nav_optimal *o, const nav_mesh *m, uint32_t start_poly,
+                             const float start[3], uint64_t exclude_mask, double max_cost,
+                             uint32_t max_nodes, const uint32_t **polys, uint32_t *npolys) {
+    if (!o || !m || !polys || !npolys || !finite3(start) || start_poly >= m->npolys ||
+        !(max_cost >= 0) || isnan(max_cost))
+        return NAV_E_INVALID_ARG;
+    *polys = NULL;
+    *npolys = 0;
+    if ((exclude_mask >> m->areas[start_poly]) & 1u)
+        return NAV_E_NOT_FOUND;
+    if (!prepare(o, m))
+        return NAV_E_NOMEM;
+    o->excl = exclude_mask;
+    o->flood = 1;
+    o->flood_max = max_cost;
+    o->ngoal = 0;
+    o->tx = start[0];
+    o->tz = start[2];
+    *polys = o->reached;
+    uint32_t budget = (max_nodes == 0 || max_nodes > o->cap) ? o->cap : max_nodes;
+    uint32_t sr = new_rec(o, R_START, start[0], start[2], 0, NAV_NONE, start_poly);
+    o->nsucc = 2; /* the start node goes to the open list */
+    push_node(o, K_START, start_poly, 0, sr, start[0], start[2], start[0], start[2], 0, 0, NAV_NONE,
+              0, 0);
+    uint32_t expanded = 0;
+    nav_status st = NAV_OK;
+    while (o->nheap > 0 && st == NAV_OK) {
+        uint32_t ni = heap_pop(o);
+        opt_node nd = o->nodes[ni];
+        o->free_nodes[o->nfree++] = ni;
+        while (!root_dominated(o, &o->recs[nd.rec])) {
+            if (expanded >= budget) {
+                st = NAV_E_LIMIT;
+                break;
+            }
+            expanded++;
+            o->nsucc = 0;
+            expand(o, &nd);
+            if (o->overflow) {
+                st = NAV_E_LIMIT;
+                break;
+            }
+            if (o->nsucc != 1)
+                break;
+            nd = o->pend;
+        }
+    }
+    *npolys = o->nreached;
+    return st;
 }

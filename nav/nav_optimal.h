@@ -36,6 +36,20 @@ nav_status nav_optimal_search(nav_optimal *o, const nav_mesh *m, uint32_t start_
                               uint64_t exclude_mask, uint32_t max_nodes, nav_path_result *res);
 
 /*
+ * The polygons that a path from `start` (on start_poly) can enter within
+ * max_cost (xz length, links at their 3-D length), through polygons whose
+ * area is not in exclude_mask: exact, by the same interval search without
+ * a goal. *polys points to the reached ids (in the order reached, owned by
+ * o, valid until its next search) and *npolys counts them. NAV_E_LIMIT when
+ * max_nodes nodes ran out: the ids found so far are then still each within
+ * max_cost, but some may be missing. NAV_E_NOT_FOUND when the start's own
+ * area is excluded.
+ */
+nav_status nav_optimal_flood(nav_optimal *o, const nav_mesh *m, uint32_t start_poly,
+                             const float start[3], uint64_t exclude_mask, double max_cost,
+                             uint32_t max_nodes, const uint32_t **polys, uint32_t *npolys);
+
+/*
  * Observer of the search (analysis and benchmarks, not used by the service):
  * called once per expanded interval node, after pruning, with the entry edge
  * (index into the mesh's polygon edge arrays: poly_start[poly] + local

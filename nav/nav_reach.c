@@ -1,16 +1,25 @@
 /*
  * nav_reach: the polygons a path from a point can enter within a cost
- * budget (nav_reach_cost), by a bounded Dijkstra over polygons.
+ * budget (nav_reach_cost).
  *
- * Cost model (documented for the README): each polygon is entered at one
- * point, the closest point (3-D) of its entry portal to the point where its
- * parent was entered; entering costs the 3-D distance between those points
- * times the area cost of the parent polygon (the one walked through). An
- * off-mesh link costs the walk to its start plus its 3-D length times its
- * own area cost, and enters at its end. The start polygon always costs 0.
- * Closest-point hops are a cheap under-estimate of walking inside each
- * polygon, so a polygon is reported when the real walk could plausibly be
- * within budget; it is a Dijkstra on these costs, not a geodesic oracle.
+ * Uniform costs (every passable area costs 1, the default; exclusions
+ * allowed): exact. The cost of a polygon is the length of the shortest path
+ * from the start to its nearest point, measured in the xz plane like the
+ * optimal path search, with links at their 3-D length; nav_optimal_flood
+ * (the interval search without a goal) finds them. So a polygon that any
+ * navd path reaches within the budget is listed, and every listed polygon
+ * has such a path.
+ *
+ * Other costs (the weighted-region problem has no exact cheap answer): a
+ * bounded Dijkstra over polygons. Each polygon is entered at one point, the
+ * closest point (3-D) of its entry portal to the point where its parent was
+ * entered; entering costs the 3-D distance between those points times the
+ * area cost of the parent polygon (the one walked through). An off-mesh
+ * link costs the walk to its start plus its 3-D length times its own area
+ * cost, and enters at its end. Every such cost is that of a real walk, so
+ * every listed polygon is within budget; but the hops from closest point to
+ * closest point zig-zag, so a polygon whose best walk is within budget can
+ * be missed. The start polygon always costs 0.
  */
 #include <float.h>
 #include <stdlib.h>
@@ -63,6 +72,42 @@ static int cmp_u32(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+/* Sorted, truncated to max, summed: the answer from a list of reached ids. */
+static void reach_answer(const nav_mesh *m, uint32_t *ids, uint32_t n, uint32_t *polys,
+                         uint32_t max, uint32_t *npolys, double *area, bool *truncated) {
+    qsort(ids, n, sizeof(uint32_t), cmp_u32);
+    uint32_t written = n < max ? n : max;
+    if (written)
+        memcpy(polys, ids, sizeof(uint32_t) * written);
+    if (n > max)
+        *truncated = true;
+    double sum = 0;
+    for (uint32_t i = 0; i < written; i++)
+        sum += m->poly_area[polys[i]];
+    *npolys = written;
+    *area = sum;
+}
+
+/* Uniform costs: the exact flood. Its list lives in q->opt; sorting it in
+   place is fine (it is rebuilt by the next search). Out of nodes: the
+   polygons found are all within budget, the list may lack some
+   (truncated). */
+static nav_status reach_exact(nav_query *q, const nav_mesh *m, uint32_t start_poly,
+                              const float start[3], double max_cost, const nav_filter *filter,
+                              uint32_t *polys, uint32_t max, uint32_t *npolys, double *area,
+                              bool *truncated) {
+    const uint32_t *found = NULL;
+    uint32_t n = 0;
+    nav_status st = nav_optimal_flood(q->opt, m, start_poly, start, filter->exclude_mask, max_cost,
+                                      q->max_nodes, &found, &n);
+    if (st == NAV_E_LIMIT)
+        *truncated = true;
+    else if (st != NAV_OK)
+        return st;
+    reach_answer(m, (uint32_t *)found, n, polys, max, npolys, area, truncated);
+    return NAV_OK;
+}
+
 nav_status nav_reach_cost(nav_query *q, const nav_mesh *m, uint32_t start_poly,
                           const float start[3], double max_cost, const nav_filter *filter,
                           uint32_t *polys, uint32_t max, uint32_t *npolys, double *area,
@@ -89,6 +134,9 @@ nav_status nav_reach_cost(nav_query *q, const nav_mesh *m, uint32_t start_poly,
     }
     if (!nav_filter_passable(filter, m->areas[start_poly]))
         return NAV_E_OFF_MESH;
+    if (nav_filter_is_uniform(filter))
+        return reach_exact(q, m, start_poly, start, max_cost, filter, polys, max, npolys, area,
+                           truncated);
 
     nav_q_reset(q);
     uint32_t s = nav_q_add(q, start_poly);
@@ -128,16 +176,8 @@ nav_status nav_reach_cost(nav_query *q, const nav_mesh *m, uint32_t start_poly,
        is the lowest ids, not an accident of the search order. */
     for (uint32_t i = 0; i < q->nnodes; i++)
         q->corr_polys[i] = q->nodes[i].poly;
-    qsort(q->corr_polys, q->nnodes, sizeof(uint32_t), cmp_u32);
-    uint32_t written = q->nnodes < max ? q->nnodes : max;
-    if (written)
-        memcpy(polys, q->corr_polys, sizeof(uint32_t) * written);
-    if (full || q->nnodes > max)
+    if (full)
         *truncated = true;
-    double sum = 0;
-    for (uint32_t i = 0; i < written; i++)
-        sum += m->poly_area[polys[i]];
-    *npolys = written;
-    *area = sum;
+    reach_answer(m, q->corr_polys, q->nnodes, polys, max, npolys, area, truncated);
     return NAV_OK;
 }

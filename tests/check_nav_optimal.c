@@ -14,6 +14,7 @@
 
 #include "nav/nav_internal.h"
 #include "nav/nav_optimal.h"
+#include "nav/nav_query.h"
 #include "tests/test_fixtures.h"
 #include "tests/test_visgraph.h"
 
@@ -563,6 +564,79 @@ START_TEST(test_random_narrow) {
 }
 END_TEST
 
+/*
+ * nav_reach_cost with uniform costs against the reference: the cost of a
+ * polygon is the shortest path to its nearest point. The reference samples
+ * each polygon's boundary (its vertices and 7 points inside each edge) and
+ * takes the shortest reference path to any sample, d_s; the true cost d is
+ * at most d_s, and at least d_s - h, h being half a sample step (the
+ * nearest point lies on an edge, and along an edge two points are their
+ * straight distance apart). So: d_s <= C means listed, and listed means
+ * d_s - h <= C. Holes, merged runs, a bridge over a floor, links.
+ */
+START_TEST(test_reach_cost_vs_reference) {
+    nav_query *q = nav_query_new(1u << 14);
+    ck_assert_ptr_nonnull(q);
+    uint32_t *got = malloc(sizeof(uint32_t) * 4096);
+    uint32_t checked = 0, listed = 0, in_band = 0;
+    for (uint32_t seed = 1; seed <= 16; seed++) {
+        fx_random_opts o = fx_random_defaults();
+        o.hole_ratio = 0.25f;
+        o.merge_runs = seed % 2;
+        o.bridge = seed % 3 == 0;
+        nav_mesh *m = fx_random(seed, &o);
+        vg_ref *ref = vg_new(m, 0);
+        uint32_t rng = seed * 48271u + 11;
+        for (int k = 0; k < 2; k++) {
+            float st[3];
+            uint32_t sp = random_point(m, 0, &rng, st);
+            double cmax = 1 + 6 * fx_randf(&rng);
+            uint32_t n = 0;
+            double area;
+            bool trunc;
+            ck_assert_int_eq(nav_reach_cost(q, m, sp, st, cmax, NULL, got, 4096, &n, &area, &trunc),
+                             NAV_OK);
+            ck_assert(!trunc);
+            for (uint32_t p = 0; p < m->npolys; p++) {
+                double ds = p == sp ? 0 : INFINITY, h = 0;
+                uint32_t nv = nav_poly_nverts(m, p);
+                for (uint32_t e = 0; e < nv && ds > 0; e++) {
+                    const float *a = nav_poly_vert(m, p, e), *b = nav_poly_vert(m, p, e + 1);
+                    h = fmax(h, hypot(b[0] - a[0], b[2] - a[2]) / 16);
+                    for (int i = 0; i < 8; i++) {
+                        float u = (float)i / 8, x[3];
+                        for (int c = 0; c < 3; c++)
+                            x[c] = a[c] + u * (b[c] - a[c]);
+                        ds = fmin(ds, vg_shortest(ref, sp, st, p, x));
+                    }
+                }
+                int is_listed = 0;
+                for (uint32_t i = 0; i < n; i++)
+                    is_listed |= got[i] == p;
+                if (ds <= cmax - 1e-6)
+                    ck_assert_msg(is_listed, "seed %u: polygon %u at %.6f <= %.6f not listed", seed,
+                                  p, ds, cmax);
+                if (is_listed)
+                    ck_assert_msg(ds - h <= cmax + 1e-6,
+                                  "seed %u: polygon %u listed, its cost is over %.6f > %.6f", seed,
+                                  p, ds - h, cmax);
+                checked++;
+                listed += (uint32_t)is_listed;
+                in_band += (uint32_t)(ds > cmax - 1e-6 && ds - h <= cmax + 1e-6);
+            }
+        }
+        vg_free(ref);
+        nav_mesh_free(m);
+    }
+    printf("nav_optimal reach: %u polygons checked, %u listed, %u within a sample step of the "
+           "budget (not decided by the reference)\n",
+           checked, listed, in_band);
+    ck_assert_uint_gt(listed, checked / 10);
+    free(got);
+    nav_query_free(q);
+}
+END_TEST
+
 /* Random meshes with random off-mesh links (one-way and two-way, some of an
    excluded area) against the reference, which treats each link as a graph
    edge of its 3-D length. Flat meshes, so a link's 3-D length is its xz
@@ -651,6 +725,7 @@ Suite *nav_optimal_suite(void) {
     tcase_add_test(tp, test_random_excluded);
     tcase_add_test(tp, test_random_narrow);
     tcase_add_test(tp, test_random_links);
+    tcase_add_test(tp, test_reach_cost_vs_reference);
     suite_add_tcase(s, tp);
     return s;
 }

@@ -596,6 +596,49 @@ START_TEST(reach_cost_hand) {
 }
 END_TEST
 
+START_TEST(reach_cost_exact_round_corner) {
+    /* Uniform costs are exact (the shortest path to each polygon's nearest
+       point). L corridor, from (1,1): the cells along x are entered at
+       x = 2, 4, 6, 8, costs 1, 3, 5, 7. The cell [8,10]x[2,4] is nearest at
+       its portal z = 2; the straight line (1,1) -> (8,2) stays in z in
+       [1,2], so it costs sqrt(7^2 + 1^2) = sqrt(50) = 7.0711 (a walk from
+       closest portal point to closest portal point, (8,1) then (8,2), costs
+       8). The cell [8,10]x[4,6] is nearest at (8,4), around the inner corner
+       (8,2): sqrt(50) + 2 = 9.0711 (closest points: 10). */
+    nav_mesh *m = fx_l_corridor();
+    nav_query *q = nav_query_new(256);
+    float s[3] = {1, 0, 1}, ext[3] = {0.1f, 1, 0.1f}, on[3];
+    uint32_t sp, polys[64], n;
+    double area;
+    bool trunc;
+    ck_assert_int_eq(nav_mesh_nearest(m, s, ext, 0, &sp, on), NAV_OK);
+    const double d1 = sqrt(50.0), d2 = sqrt(50.0) + 2;
+    const struct {
+        double cost;
+        uint32_t n;
+    } cases[] = {{7.0, 5}, {d1 - 1e-4, 5}, {d1 + 1e-4, 6}, {d2 - 1e-4, 6}, {d2 + 1e-4, 7}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ck_assert_int_eq(
+            nav_reach_cost(q, m, sp, s, cases[i].cost, NULL, polys, 64, &n, &area, &trunc), NAV_OK);
+        ck_assert_msg(n == cases[i].n, "max_cost %.5f: %u polygons, want %u", cases[i].cost, n,
+                      cases[i].n);
+        ck_assert_double_eq_tol(area, 4.0 * cases[i].n, 1e-9);
+        ck_assert(!trunc);
+    }
+    /* A node budget too small for the flood: what is listed is still
+       within the budget, flagged truncated. */
+    nav_query *tiny = nav_query_new(2);
+    ck_assert_int_eq(nav_reach_cost(tiny, m, sp, s, 100, NULL, polys, 64, &n, &area, &trunc),
+                     NAV_OK);
+    ck_assert(trunc);
+    ck_assert_uint_lt(n, 9);
+    ck_assert_uint_ge(n, 1);
+    nav_query_free(tiny);
+    nav_query_free(q);
+    nav_mesh_free(m);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- properties */
 
 /* A uniformly random point on a random polygon (fan triangle, barycentric),
@@ -923,6 +966,7 @@ Suite *nav_query_suite(void) {
     tcase_add_test(tr, raycast_hand);
     tcase_add_test(tr, raycast_bridge_stays_on_level);
     tcase_add_test(tr, reach_cost_hand);
+    tcase_add_test(tr, reach_cost_exact_round_corner);
     suite_add_tcase(s, tr);
     TCase *tp = tcase_create("properties");
     tcase_add_test(tp, random_properties);
