@@ -12,7 +12,10 @@
  *      points, nav_cache.h), avoidance
  *      corrects it (nav_steer_avoid.c), limits apply, and the agent moves
  *      along the surface (nav_move.c);
- *   5. agents that still overlap are pushed apart, again along the surface.
+ *   5. agents that still overlap are pushed apart, again along the surface,
+ *      each within the speed budget its own move left (no agent's displacement
+ *      in a tick exceeds max_speed * dt), and the reported velocity is the
+ *      displacement made over dt.
  * Every agent reads only the input state of the others (never a neighbour's
  * new velocity), so the result does not depend on the processing order and
  * the same input gives bit-identical output, whatever the path cache holds
@@ -49,7 +52,7 @@ const char *nav_behavior_name(nav_behavior b) {
 bool nav_behavior_parse(const char *s, size_t len, nav_behavior *out) {
     if (!s || !out)
         return false;
-    for (int b = 0; b < NAV_BEHAVIOR_AVOID; b++) {
+    for (int b = 0; b < NAV_BEHAVIOR_COUNT; b++) {
         if (strlen(behavior_names[b]) == len && memcmp(behavior_names[b], s, len) == 0) {
             *out = (nav_behavior)b;
             return true;
@@ -180,7 +183,7 @@ static nav_status validate_agent(const nav_agent_in *a, int32_t i, nav_step_erro
         return fail(err, i, -1, NAV_STEP_FIELD_MAX_SPEED, -1, "must be a finite number >= 0");
     if (!isfinite(a->max_accel) || a->max_accel < 0.0f)
         return fail(err, i, -1, NAV_STEP_FIELD_MAX_ACCEL, -1, "must be a finite number >= 0");
-    if ((unsigned)a->behavior >= NAV_BEHAVIOR_AVOID)
+    if ((unsigned)a->behavior >= NAV_BEHAVIOR_COUNT)
         return fail(err, i, -1, NAV_STEP_FIELD_BEHAVIOR, -1, "is not a known behavior");
     if (!isfinite(a->arrive_radius) || a->arrive_radius < 0.0f)
         return fail(err, i, -1, NAV_STEP_FIELD_ARRIVE_RADIUS, -1, "must be a finite number >= 0");
@@ -465,7 +468,10 @@ nav_status nav_step(nav_steer *s, const nav_mesh *m, nav_query *q, nav_cache *ca
     }
 
     /* Overlaps left after avoidance (dense crowds, accel limits) are pushed
-       apart, DetourCrowd-style, over up to 8 Jacobi passes on the new positions. */
-    steer_separate(s, out);
+       apart, DetourCrowd-style, over up to 8 Jacobi passes on the new
+       positions, within what each agent's speed budget leaves; then every
+       answer reports the velocity its displacement made. */
+    steer_separate(s);
+    steer_finish(s, out);
     return NAV_OK;
 }

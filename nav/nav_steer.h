@@ -25,10 +25,17 @@
  *      against the neighbours (spatial hash), the moving obstacles and the
  *      local wall boundary; then overlapping agents are pushed apart;
  *   3. the requested behaviour, which proposes the desired velocity.
- * The output's `behavior` is the one that produced the final velocity: the
- * requested behaviour, NAV_BEHAVIOR_FLEE for a hide with no hiding spot, or
- * NAV_BEHAVIOR_AVOID when avoidance changed the desired velocity by more than
- * NAV_STEER_AVOID_EPS * max_speed (then `avoiding` is true as well).
+ * The output's `behavior` is always one of the contract's eight: the
+ * behaviour whose desired velocity the agent followed (the requested one, or
+ * NAV_BEHAVIOR_FLEE for a hide with no hiding spot). That avoidance corrected
+ * the velocity (by more than NAV_STEER_AVOID_EPS * max_speed) is said by
+ * `avoiding`, never by `behavior`, so a client switching on the enum always
+ * finds a known value.
+ *
+ * Speed: an agent's whole xz displacement in a tick, its own move and any
+ * separation push included, never exceeds max_speed * dt (an agent with
+ * max_speed 0 is never moved, even when overlapped), and the reported
+ * velocity is the displacement actually made divided by dt.
  *
  * Not thread-safe: a nav_steer is per-thread scratch, like nav_query.
  */
@@ -46,8 +53,8 @@ typedef struct nav_cache nav_cache;
 
 typedef struct nav_steer nav_steer;
 
-/* Behaviours: the X-macro gives the enum and the contract's names. AVOID is
-   an output only (avoidance produced the velocity); it is rejected as input. */
+/* Behaviours: the X-macro gives the enum and the contract's names; the same
+   eight are accepted as input and reported as output. */
 #define NAV_BEHAVIOR_LIST(X)                                                                       \
     X(NAV_BEHAVIOR_IDLE, "idle")                                                                   \
     X(NAV_BEHAVIOR_SEEK, "seek")                                                                   \
@@ -56,8 +63,7 @@ typedef struct nav_steer nav_steer;
     X(NAV_BEHAVIOR_PURSUE, "pursue")                                                               \
     X(NAV_BEHAVIOR_EVADE, "evade")                                                                 \
     X(NAV_BEHAVIOR_WANDER, "wander")                                                               \
-    X(NAV_BEHAVIOR_HIDE, "hide")                                                                   \
-    X(NAV_BEHAVIOR_AVOID, "avoid")
+    X(NAV_BEHAVIOR_HIDE, "hide")
 
 typedef enum nav_behavior {
 #define NAV_BEHAVIOR_ENUM(name, text) name,
@@ -68,11 +74,14 @@ typedef enum nav_behavior {
 
 /* Static name of a behaviour ("arrive"); "?" when out of range. */
 const char *nav_behavior_name(nav_behavior b);
-/* Parses a request behaviour name (len bytes, not NUL-terminated); AVOID is
-   not accepted. Returns false when unknown. */
+/* Parses a behaviour name (len bytes, not NUL-terminated). Returns false when
+   it is not one of the eight. */
 bool nav_behavior_parse(const char *s, size_t len, nav_behavior *out);
 
-/* Corners reported per agent (A, B, ... of the path ahead). */
+/* Corners reported per agent (A, B, ... of the path ahead), at most this
+   many. The contract promises "two or more": an agent following a path
+   (seek, arrive, pursue, hide) always gets at least two, the path's end
+   repeated when fewer remain; the others have no path and get none. */
 #define NAV_STEER_MAX_CORNERS 4
 /* Avoidance counts as "changed the velocity" beyond this share of max_speed. */
 #define NAV_STEER_AVOID_EPS 0.05f
@@ -154,11 +163,11 @@ typedef struct nav_steer_action {
 typedef struct nav_agent_out {
     nav_status status; /* NAV_OK, or NAV_E_OFF_MESH (only this slot failed) */
     float pos[3];      /* new position, on the surface */
-    float vel[3];      /* new velocity (y = 0: steering is planar) */
+    float vel[3];      /* velocity actually made: xz displacement / dt, y = 0 */
     float desired_vel[3];
     float corners[NAV_STEER_MAX_CORNERS][3];
-    uint32_t ncorners;
-    nav_behavior behavior; /* the behaviour that produced vel (see header comment) */
+    uint32_t ncorners;     /* >= 2 for a path behaviour, 0 otherwise (NAV_STEER_MAX_CORNERS) */
+    nav_behavior behavior; /* one of the eight: whose desired velocity was followed */
     bool avoiding;
     bool arrived;
     uint32_t poly; /* polygon under pos */

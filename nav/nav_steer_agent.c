@@ -5,12 +5,16 @@
  * following shared by seek / arrive / pursue / hide (only the next corners of
  * the navmesh path are used: steer toward corner A, toward B once A is nearly
  * reached and B is in sight; slow down for the end or an off-mesh link), the
- * acceleration and speed limits, and the move along the surface.
+ * acceleration and speed limits, the move along the surface within the
+ * tick's speed budget (steer_move_capped, also used by the separation
+ * pushes) and the answer's final velocity (steer_finish: what was made).
+ * Path behaviours report two or more corners, the end repeated near it.
  *
  * The path is searched from the agent's current position every tick, so a
  * corner that was passed is never steered back to: the string-pulled path
  * from where the agent stands starts with the next visible corner.
  */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -24,6 +28,8 @@
 #define HIDE_CLEARANCE 0.2f  /* extra gap between a hiding agent and its obstacle */
 #define FLEE_DIRS 12         /* directions sampled by flee / evade */
 #define WANDER_JITTER 0.6f   /* radians of heading change at most per tick */
+
+_Static_assert(NAV_STEER_MAX_CORNERS >= 2, "the contract promises two or more corners");
 
 static float len2f(float x, float z) {
     return sqrtf(x * x + z * z);
@@ -196,9 +202,13 @@ static nav_status follow(nav_steer *s, uint32_t i, const float goal[3], bool slo
     uint32_t first = 0;
     while (first < nc && dist_xz(a->pos, &r->corners[3 * first]) < CORNER_EPS)
         first++;
-    /* output: the next corners A, B, ... */
+    /* output: the next corners A, B, ... The contract promises two or more:
+       near the end (or on it) the end is repeated, so corners[1] is always
+       there and is where the agent is heading after A (nowhere else). */
     for (uint32_t k = first; k < nc && o->ncorners < NAV_STEER_MAX_CORNERS; k++)
         memcpy(o->corners[o->ncorners++], &r->corners[3 * k], 3 * sizeof(float));
+    while (nc > 0 && o->ncorners < 2)
+        memcpy(o->corners[o->ncorners++], &r->corners[3 * (nc - 1)], 3 * sizeof(float));
     if (first >= nc) {
         fr->reached = true;
         fr->stops = true;
@@ -529,10 +539,11 @@ void steer_agent_tick(nav_steer *s, uint32_t i, nav_agent_out *o) {
     /* 2. avoid collisions (may override the behaviour) */
     float v[2] = {dv[0], dv[1]};
     float goal_dist = fr.stops ? fr.dist_end : INFINITY;
-    if (pr->avoidance && in->max_speed > 0.0f && steer_avoid(s, i, dv, goal_dist, v)) {
+    /* The behaviour stays the one followed: avoidance only corrects its
+       velocity, which `avoiding` reports (the contract's enum has no value
+       for it). */
+    if (pr->avoidance && in->max_speed > 0.0f && steer_avoid(s, i, dv, goal_dist, v))
         o->avoiding = true;
-        used = NAV_BEHAVIOR_AVOID;
-    }
 
     /* limits: |v - v_old| <= max_accel * dt, then |v| <= max_speed */
     float ddx = v[0] - in->vel[0], ddz = v[1] - in->vel[2];
@@ -549,31 +560,71 @@ void steer_agent_tick(nav_steer *s, uint32_t i, nav_agent_out *o) {
         v[1] *= k;
     }
 
-    /* 1. stay on the mesh: move along the surface, sliding on walls */
+    /* 1. stay on the mesh: move along the surface, sliding on walls, never
+       farther than max_speed * dt (a slide around a concave corner could) */
+    a->v[0] = v[0];
+    a->v[1] = v[1];
+    a->budget = in->max_speed * dt;
+    a->arrived = arrived;
     float target[3] = {a->pos[0] + v[0] * dt, a->pos[1], a->pos[2] + v[1] * dt};
-    if (nav_move_along_surface(s->mesh, a->poly, a->pos, target, pr->filter, a->npos, &a->npoly) !=
-        NAV_OK) {
-        memcpy(a->npos, a->pos, sizeof a->npos);
-        a->npoly = a->poly;
-    }
-    /* A wall took part of the motion: report the velocity actually made, so
-       the game does not feed back a push into the wall. */
-    if (len2f(a->npos[0] - target[0], a->npos[2] - target[2]) > 1e-4f) {
-        v[0] = (a->npos[0] - a->pos[0]) / dt;
-        v[1] = (a->npos[2] - a->pos[2]) / dt;
-        float made = len2f(v[0], v[1]);
-        if (made > in->max_speed) { /* a slide never reports more than max_speed */
-            float k = made > 0.0f ? in->max_speed / made : 0.0f;
-            v[0] *= k;
-            v[1] *= k;
-        }
-    }
-    o->vel[0] = v[0];
-    o->vel[2] = v[1];
-    if (arrived && len2f(v[0], v[1]) > 0.05f * in->max_speed + 1e-3f)
-        arrived = false;
-    o->arrived = arrived;
+    steer_move_capped(s, i, a->poly, a->pos, target, a->npos, &a->npoly);
     o->behavior = used;
-    memcpy(o->pos, a->npos, sizeof o->pos);
-    o->poly = a->npoly;
+}
+
+bool steer_within(const nav_steer *s, uint32_t i, const float p[3]) {
+    const steer_agent *a = &s->agents[i];
+    double dx = (double)p[0] - a->pos[0], dz = (double)p[2] - a->pos[2];
+    /* a float coordinate of magnitude c is only known to c * FLT_EPSILON / 2 */
+    double slack = 1e-7 + 2.0 * FLT_EPSILON * (fabs((double)a->pos[0]) + fabs((double)a->pos[2]));
+    return sqrt(dx * dx + dz * dz) <= (double)a->budget + slack;
+}
+
+bool steer_move_capped(nav_steer *s, uint32_t i, uint32_t from_poly, const float from[3],
+                       const float to[3], float out[3], uint32_t *out_poly) {
+    float t[3] = {to[0], to[1], to[2]};
+    /* Nearly always the first try fits: a move toward a point within the
+       budget ends within it unless the slide wraps around a concave corner. */
+    for (int k = 0; k < 4; k++) {
+        if (nav_move_along_surface(s->mesh, from_poly, from, t, s->params->filter, out, out_poly) ==
+                NAV_OK &&
+            steer_within(s, i, out))
+            return out[0] != from[0] || out[2] != from[2];
+        t[0] = from[0] + 0.5f * (t[0] - from[0]);
+        t[2] = from[2] + 0.5f * (t[2] - from[2]);
+    }
+    memcpy(out, from, 3 * sizeof(float));
+    *out_poly = from_poly;
+    return false;
+}
+
+void steer_finish(nav_steer *s, nav_agent_out *out) {
+    const float dt = s->params->dt;
+    for (uint32_t i = 0; i < s->n; i++) {
+        const steer_agent *a = &s->agents[i];
+        if (!a->ok)
+            continue;
+        const nav_agent_in *in = &s->in[i];
+        nav_agent_out *o = &out[i];
+        float v[2] = {a->v[0], a->v[1]};
+        /* A wall or a separation push changed the move: report the velocity
+           actually made, so the game feeds back what happened (never a push
+           into the wall) and animates the agent at the speed it moved. */
+        float cx = a->pos[0] + v[0] * dt, cz = a->pos[2] + v[1] * dt;
+        if (len2f(a->npos[0] - cx, a->npos[2] - cz) > 1e-4f) {
+            v[0] = (a->npos[0] - a->pos[0]) / dt;
+            v[1] = (a->npos[2] - a->pos[2]) / dt;
+            float made = len2f(v[0], v[1]);
+            if (made > in->max_speed) { /* rounding only: the move is within budget */
+                float k = made > 0.0f ? in->max_speed / made : 0.0f;
+                v[0] *= k;
+                v[1] *= k;
+            }
+        }
+        o->vel[0] = v[0];
+        o->vel[1] = 0.0f;
+        o->vel[2] = v[1];
+        o->arrived = a->arrived && len2f(v[0], v[1]) <= 0.05f * in->max_speed + 1e-3f;
+        memcpy(o->pos, a->npos, sizeof o->pos);
+        o->poly = a->npoly;
+    }
 }

@@ -20,7 +20,9 @@
  *
  * Separation then pushes still-overlapping agents apart (half the overlap
  * each; all of it against an obstacle, which is never pushed), in up to 8 Jacobi
- * passes over the new positions, each push moved along the surface.
+ * passes over the new positions, each push moved along the surface and cut to
+ * the speed budget the agent has left: its whole displacement in the tick,
+ * own move plus pushes, stays within max_speed * dt.
  */
 #include <math.h>
 #include <string.h>
@@ -348,10 +350,23 @@ bool steer_avoid(nav_steer *s, uint32_t i, const float dv[2], float goal_dist, f
     return sqrtf(ddx * ddx + ddz * ddz) > NAV_STEER_AVOID_EPS * c.vmax;
 }
 
-void steer_separate(nav_steer *s, nav_agent_out *out) {
+/* Largest share a in [0, 1] of push (px, pz) such that the displacement
+   (ox, oz) + a * push from the tick-start position stays within budget b:
+   the root of |o + a p|^2 = b^2 (0 when o already uses the whole budget). */
+static float push_share(float ox, float oz, float px, float pz, float b) {
+    double qa = (double)px * px + (double)pz * pz;
+    double qb = 2.0 * ((double)ox * px + (double)oz * pz);
+    double qc = (double)ox * ox + (double)oz * oz - (double)b * b;
+    if (qa <= 0.0 || qc > 0.0)
+        return 0.0f;
+    double disc = qb * qb - 4.0 * qa * qc; /* >= 0: qc <= 0 */
+    double r = (-qb + sqrt(disc)) / (2.0 * qa);
+    return r >= 1.0 ? 1.0f : (r <= 0.0 ? 0.0f : (float)r);
+}
+
+void steer_separate(nav_steer *s) {
     const float dt = s->params->dt;
     for (int pass = 0; pass < 8; pass++) {
-        bool any = false;
         for (uint32_t i = 0; i < s->n; i++) {
             const steer_agent *a = &s->agents[i];
             float px = 0.0f, pz = 0.0f;
@@ -368,10 +383,7 @@ void steer_separate(nav_steer *s, nav_agent_out *out) {
                         continue;
                     if (d < 1e-6f) {
                         /* coincident: split along x by index, deterministically */
-                        dx = i < j ? -1.0f : 1.0f;
-                        dz = 0.0f;
-                        d = 1.0f;
-                        px += dx * 0.5f * r;
+                        px += (i < j ? -1.0f : 1.0f) * 0.5f * r;
                         continue;
                     }
                     float w = 0.5f * (r - d) / d;
@@ -393,29 +405,32 @@ void steer_separate(nav_steer *s, nav_agent_out *out) {
             }
             s->push[2 * i] = px;
             s->push[2 * i + 1] = pz;
-            if (px != 0.0f || pz != 0.0f)
-                any = true;
         }
-        if (!any)
-            break;
+        /* Each push only takes what the agent's speed budget leaves after its
+           own move (max_speed * dt for the whole displacement of the tick):
+           an agent with max_speed 0 is never moved, and an overlap nobody
+           can afford to undo stays (the contract asks for no overlap only
+           when avoidable). A push against the agent's motion frees budget. */
+        bool moved = false;
         for (uint32_t i = 0; i < s->n; i++) {
             steer_agent *a = &s->agents[i];
-            if (!a->ok || (s->push[2 * i] == 0.0f && s->push[2 * i + 1] == 0.0f))
+            float px = s->push[2 * i], pz = s->push[2 * i + 1];
+            if (!a->ok || (px == 0.0f && pz == 0.0f))
                 continue;
-            float t[3] = {a->npos[0] + s->push[2 * i], a->npos[1], a->npos[2] + s->push[2 * i + 1]};
+            float share =
+                push_share(a->npos[0] - a->pos[0], a->npos[2] - a->pos[2], px, pz, a->budget);
+            if (share <= 0.0f)
+                continue;
+            float t[3] = {a->npos[0] + px * share, a->npos[1], a->npos[2] + pz * share};
             float np[3];
             uint32_t npoly;
-            if (nav_move_along_surface(s->mesh, a->npoly, a->npos, t, s->params->filter, np,
-                                       &npoly) == NAV_OK) {
+            if (steer_move_capped(s, i, a->npoly, a->npos, t, np, &npoly)) {
                 memcpy(a->npos, np, sizeof np);
                 a->npoly = npoly;
+                moved = true;
             }
         }
-    }
-    for (uint32_t i = 0; i < s->n; i++) {
-        if (!s->agents[i].ok)
-            continue;
-        memcpy(out[i].pos, s->agents[i].npos, sizeof out[i].pos);
-        out[i].poly = s->agents[i].npoly;
+        if (!moved)
+            break;
     }
 }

@@ -37,7 +37,10 @@ typedef struct steer_agent {
     uint32_t poly; /* polygon under pos */
     float npos[3]; /* position after the move (then after separation) */
     uint32_t npoly;
-    float range; /* neighbour query range, rim to rim, m */
+    float v[2];      /* velocity commanded after limits (xz); the answer reports what was made */
+    float budget;    /* max_speed * dt: the xz displacement allowed this tick, all moves included */
+    uint8_t arrived; /* at the goal before the move (the answer also asks for a low speed) */
+    float range;     /* neighbour query range, rim to rim, m */
     uint32_t nei[STEER_MAX_NEI], nnei;
     uint32_t obs[STEER_MAX_OBS], nobs;
     uint8_t ok; /* snapped: takes part in the tick */
@@ -112,7 +115,27 @@ float steer_raycast(nav_steer *s, uint32_t poly, const float start[3], const flo
  */
 bool steer_avoid(nav_steer *s, uint32_t i, const float dv[2], float goal_dist, float v[2]);
 
-/* Pushes overlapping agents apart along the surface; writes out[].pos/poly. */
-void steer_separate(nav_steer *s, nav_agent_out *out);
+/*
+ * Moves agent i along the surface from `from` (on from_poly, itself within
+ * the agent's budget of its tick-start position) toward `to`, such that the
+ * end is still within budget of the tick-start position (steer_within): when
+ * a slide around a concave corner would end farther, the step is halved a
+ * few times, and the agent stays at `from` when nothing fits. Writes out /
+ * out_poly; returns true when the end differs from `from`.
+ */
+bool steer_move_capped(nav_steer *s, uint32_t i, uint32_t from_poly, const float from[3],
+                       const float to[3], float out[3], uint32_t *out_poly);
+
+/* |p - tick-start position of agent i| <= its budget in xz, with room for
+   the float rounding of the coordinates only. */
+bool steer_within(const nav_steer *s, uint32_t i, const float p[3]);
+
+/* Pushes overlapping agents apart along the surface, each push limited so the
+   agent's whole displacement stays within its budget (npos / npoly). */
+void steer_separate(nav_steer *s);
+
+/* Writes out[].pos / poly and the velocity actually made ((end - start) / dt
+   when the end is not the commanded move's), and `arrived`. */
+void steer_finish(nav_steer *s, nav_agent_out *out);
 
 #endif

@@ -2,8 +2,9 @@
  * check_api_step: POST /v1/navmeshes/{name}/step against the real navd
  * binary (tests/test_http.h): the response shape, per-agent errors, field
  * errors named as the client wrote them, the --max-agents limit, byte-
- * identical answers to identical requests, the link action, and a short
- * closed loop in which the test plays the game server over HTTP.
+ * identical answers to identical requests, the link action, a short
+ * closed loop in which the test plays the game server over HTTP, and the
+ * contract's promises on behavior, corners and speed.
  *
  * Meshes are written out by hand, with the geometry the expectations are
  * derived from next to them.
@@ -11,6 +12,7 @@
 #include <check.h>
 #include <jansson.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,9 +107,14 @@ START_TEST(step_shape_and_per_agent_error) {
     ck_assert_double_eq_tol(at(pos, 2), 1.0, 1e-6);
     ck_assert_double_eq_tol(at(json_object_get(a, "velocity"), 0), 1.0, 1e-4);
     ck_assert_double_eq_tol(at(json_object_get(a, "desired_velocity"), 0), 2.0, 1e-4);
+    /* the straight path's only corner ahead is its end (9, 0, 1), repeated:
+       the contract promises two or more */
     json_t *corners = json_object_get(a, "corners");
-    ck_assert_int_ge(json_array_size(corners), 1);
-    ck_assert_double_eq_tol(at(json_array_get(corners, 0), 0), 9.0, 1e-4);
+    ck_assert_int_eq(json_array_size(corners), 2);
+    for (size_t c = 0; c < 2; c++) {
+        ck_assert_double_eq_tol(at(json_array_get(corners, c), 0), 9.0, 1e-4);
+        ck_assert_double_eq_tol(at(json_array_get(corners, c), 2), 1.0, 1e-4);
+    }
     ck_assert_str_eq(json_string_value(json_object_get(a, "behavior")), "seek");
     ck_assert(json_is_false(json_object_get(a, "avoiding")));
     ck_assert(json_is_false(json_object_get(a, "arrived")));
@@ -122,9 +129,11 @@ START_TEST(step_shape_and_per_agent_error) {
         strstr(json_string_value(json_object_get(err, "message")), "agents[1].position"));
     ck_assert_ptr_null(json_object_get(lost, "position"));
 
-    /* default behaviour without a target: idle, stays where it is */
+    /* default behaviour without a target: idle, stays where it is; no path,
+       so no corners */
     json_t *rock = json_array_get(agents, 2);
     ck_assert_str_eq(json_string_value(json_object_get(rock, "behavior")), "idle");
+    ck_assert_int_eq(json_array_size(json_object_get(rock, "corners")), 0);
     ck_assert_double_eq_tol(at(json_object_get(rock, "position"), 0), 5.0, 1e-6);
     json_decref(j);
 }
@@ -191,6 +200,60 @@ START_TEST(step_field_errors) {
 }
 END_TEST
 
+/* The contract's `step` section, over HTTP. In the 2 m corridor:
+   - two seekers 2 m apart walk head-on at 2 m/s (radius 0.3): avoidance
+     steers them past each other (`avoiding` true), and `behavior` stays
+     "seek", one of the eight values a client can switch on;
+   - an arrive 1 m from its target (1, 0, 1) -> (2, 0, 1): the path is
+     straight, its only corner ahead is the end: corners are exactly
+     [[2,0,1],[2,0,1]] (two or more);
+   then two idle agents with max_speed 0, radius 0.5, 0.6 m apart at
+   (6, 0, 1) and (6.6, 0, 1): speed is limited by max_speed, so neither
+   moves (displacement <= 0 * dt) and both report velocity [0, 0, 0]. */
+START_TEST(step_contract_enum_corners_speed) {
+    const char *body = "{\"dt\":0.05,\"agents\":["
+                       "{\"id\":\"w\",\"position\":[4,0,1],\"velocity\":[2,0,0],\"radius\":0.3,"
+                       "\"max_speed\":2,\"behavior\":\"seek\",\"target\":[9.5,0,1]},"
+                       "{\"id\":\"e\",\"position\":[6,0,1],\"velocity\":[-2,0,0],\"radius\":0.3,"
+                       "\"max_speed\":2,\"behavior\":\"seek\",\"target\":[0.5,0,1]},"
+                       "{\"id\":\"near\",\"position\":[1,0,1],\"radius\":0.3,"
+                       "\"behavior\":\"arrive\",\"target\":[2,0,1]}]}";
+    json_t *j = post_step("corridor", body, 200, NULL);
+    json_t *agents = json_object_get(j, "agents");
+    ck_assert_int_eq(json_array_size(agents), 3);
+    bool any_avoiding = false;
+    for (size_t i = 0; i < 2; i++) {
+        json_t *a = json_array_get(agents, i);
+        ck_assert_str_eq(json_string_value(json_object_get(a, "behavior")), "seek");
+        any_avoiding = any_avoiding || json_is_true(json_object_get(a, "avoiding"));
+    }
+    ck_assert_msg(any_avoiding, "the head-on pair did not avoid: the test shows nothing");
+    json_t *corners = json_object_get(json_array_get(agents, 2), "corners");
+    ck_assert_int_eq(json_array_size(corners), 2);
+    for (size_t c = 0; c < 2; c++) {
+        json_t *p = json_array_get(corners, c);
+        ck_assert_double_eq_tol(at(p, 0), 2.0, 1e-6);
+        ck_assert_double_eq_tol(at(p, 1), 0.0, 1e-6);
+        ck_assert_double_eq_tol(at(p, 2), 1.0, 1e-6);
+    }
+    json_decref(j);
+
+    body = "{\"dt\":0.05,\"agents\":["
+           "{\"id\":\"s1\",\"position\":[6,0,1],\"radius\":0.5,\"max_speed\":0},"
+           "{\"id\":\"s2\",\"position\":[6.6,0,1],\"radius\":0.5,\"max_speed\":0}]}";
+    j = post_step("corridor", body, 200, NULL);
+    agents = json_object_get(j, "agents");
+    for (size_t i = 0; i < 2; i++) {
+        json_t *a = json_array_get(agents, i);
+        json_t *p = json_object_get(a, "position"), *v = json_object_get(a, "velocity");
+        ck_assert_double_eq_tol(at(p, 0), i ? 6.6 : 6.0, 1e-6);
+        ck_assert_double_eq_tol(at(p, 2), 1.0, 1e-6);
+        ck_assert_double_eq_tol(hypot(at(v, 0), at(v, 2)), 0.0, 1e-9);
+    }
+    json_decref(j);
+}
+END_TEST
+
 /* Seek across the link: at its start the agent gets the action
    {"type": "jump", "start": [3.5,0,2], "end": [10.5,0,2]} and is not moved
    across. The test feeds back position and velocity each tick. */
@@ -234,6 +297,7 @@ Suite *api_step_suite(void) {
     tcase_add_test(tc, step_deterministic_bytes);
     tcase_add_test(tc, step_field_errors);
     tcase_add_test(tc, step_link_action_closed_loop);
+    tcase_add_test(tc, step_contract_enum_corners_speed);
     suite_add_tcase(s, tc);
     return s;
 }

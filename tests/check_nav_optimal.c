@@ -64,6 +64,23 @@ static double xz_len(const nav_path_result *res) {
     return l;
 }
 
+/* The cost the search minimises: xz segments, and each link taken at its
+   3-D length (a segment between a listed link's two ends, either way). */
+static double path_cost(const nav_mesh *m, const nav_path_result *res) {
+    double l = 0;
+    for (uint32_t i = 1; i < res->ncorners; i++) {
+        const float *x = &res->corners[3 * i - 3], *y = &res->corners[3 * i];
+        int link = 0;
+        for (uint32_t k = 0; k < res->nlinks && !link; k++) {
+            const nav_link *lk = &m->links[res->links[k]];
+            link = (nav_dist3d(x, lk->start_on) < 1e-4 && nav_dist3d(y, lk->end_on) < 1e-4) ||
+                   (nav_dist3d(x, lk->end_on) < 1e-4 && nav_dist3d(y, lk->start_on) < 1e-4);
+        }
+        l += link ? nav_dist3d(x, y) : hypot((double)y[0] - x[0], (double)y[2] - x[2]);
+    }
+    return l;
+}
+
 /* Polygon holding (x, z) at y = 0 (flat fixtures only). */
 static uint32_t poly_at(const nav_mesh *m, float x, float z) {
     float p[3] = {x, 0, z}, ext[3] = {0.01f, 0.5f, 0.01f}, out[3];
@@ -497,14 +514,7 @@ START_TEST(test_welded_levels_corner_cache) {
             run r;
             search(&r, m, sp, s, pd, e, excl, 0);
             ck_assert_msg(r.st == NAV_OK, "exclude %d, query %d: status %d", ex, t, r.st);
-            /* flat segments plus the link at its 3-D length */
-            double got = 0;
-            for (uint32_t i = 1; i < r.res.ncorners; i++) {
-                const float *x = &r.res.corners[3 * i - 3], *y = &r.res.corners[3 * i];
-                int climb = nav_dist3d(x, m->links[0].start_on) < 1e-4 &&
-                            nav_dist3d(y, m->links[0].end_on) < 1e-4;
-                got += climb ? nav_dist3d(x, y) : hypot(y[0] - x[0], y[2] - x[2]);
-            }
+            double got = path_cost(m, &r.res);
             ck_assert_msg(fabs(got - want) <= 1e-4, "exclude %d, query %d: %.6f vs reference %.6f",
                           ex, t, got, want);
             found++;
@@ -730,14 +740,18 @@ END_TEST
 
 /* Random meshes with random off-mesh links (one-way and two-way, some of an
    excluded area) against the reference, which treats each link as a graph
-   edge of its 3-D length. Flat meshes, so a link's 3-D length is its xz
-   length and the xz length of the corners is the path's cost. */
+   edge of its 3-D length. Every third mesh has a bridge at y = 4 over the
+   floor, so links climb and drop: the path's cost is its xz segments plus
+   each link at its 3-D length (path_cost), which a search pricing links at
+   their xz length would get wrong. */
 START_TEST(test_random_links) {
     prop_stats st = {0};
+    uint32_t climbs = 0;
     for (uint32_t seed = 1; seed <= 60; seed++) {
         fx_random_opts o = fx_random_defaults();
         o.hole_ratio = 0.25f;
         o.merge_runs = seed % 2;
+        o.bridge = seed % 3 == 0;
         nav_mesh *base = fx_random(seed, &o);
         nav_mesh_input in;
         nav_mesh_as_input(base, &in);
@@ -771,10 +785,11 @@ START_TEST(test_random_links) {
                 continue;
             }
             ck_assert_msg(r.st == NAV_OK, "seed %u q %d: status %d", seed, q, r.st);
-            double got = xz_len(&r.res);
+            double got = path_cost(m, &r.res);
             ck_assert_msg(fabs(got - want) <= 1e-4 && got <= want + 1e-6,
                           "seed %u q %d: optimal %.9f reference %.9f (%u links)", seed, q, got,
                           want, r.res.nlinks);
+            climbs += r.res.nlinks > 0 && o.bridge;
             for (uint32_t i = 0; i < r.res.nlinks; i++)
                 ck_assert_uint_ne(r.res.links[i], 5); /* excluded */
             check_corridor(m, &r.res, sp, ep);
@@ -785,9 +800,11 @@ START_TEST(test_random_links) {
         nav_mesh_free(m);
         nav_mesh_free(base);
     }
-    printf("nav_optimal links: 60 seeds, %u queries, %u paths, %u of them through links\n",
-           st.queries, st.found, st.symmetric);
+    printf("nav_optimal links: 60 seeds, %u queries, %u paths, %u of them through links (%u on "
+           "bridge meshes)\n",
+           st.queries, st.found, st.symmetric, climbs);
     ck_assert_uint_gt(st.symmetric, 10);
+    ck_assert_uint_gt(climbs, 2);
 }
 END_TEST
 

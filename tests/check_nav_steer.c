@@ -486,8 +486,8 @@ START_TEST(hide_behind_obstacle) {
     bool arrived = false;
     for (int tick = 0; tick < 400 && !arrived; tick++) {
         sim_tick(&w);
-        ck_assert_int_eq(
-            w.out[0].behavior == NAV_BEHAVIOR_HIDE || w.out[0].behavior == NAV_BEHAVIOR_AVOID, 1);
+        /* the behaviour followed, avoiding or not (never a value outside the eight) */
+        ck_assert_int_eq(w.out[0].behavior, NAV_BEHAVIOR_HIDE);
         arrived = w.out[0].arrived;
     }
     ck_assert(arrived);
@@ -740,7 +740,7 @@ START_TEST(invalid_params_rejected) {
     ck_assert_int_eq(STEP(), NAV_E_INVALID_ARG);
     ck_assert_int_eq(err.field, NAV_STEP_FIELD_MAX_ACCEL);
     w.in[1].max_accel = 8;
-    w.in[0].behavior = NAV_BEHAVIOR_AVOID; /* output only */
+    w.in[0].behavior = NAV_BEHAVIOR_COUNT; /* past the eight */
     ck_assert_int_eq(STEP(), NAV_E_INVALID_ARG);
     ck_assert_int_eq(err.field, NAV_STEP_FIELD_BEHAVIOR);
     w.in[0].behavior = NAV_BEHAVIOR_SEEK;
@@ -874,9 +874,9 @@ START_TEST(names_and_parse) {
     ck_assert_int_eq(b, NAV_BEHAVIOR_ARRIVE);
     ck_assert(nav_behavior_parse("hide", 4, &b));
     ck_assert_int_eq(b, NAV_BEHAVIOR_HIDE);
-    ck_assert(!nav_behavior_parse("avoid", 5, &b));
     ck_assert(!nav_behavior_parse("arriv", 5, &b));
-    ck_assert_str_eq(nav_behavior_name(NAV_BEHAVIOR_AVOID), "avoid");
+    ck_assert(!nav_behavior_parse("avoid", 5, &b)); /* not one of the contract's eight */
+    ck_assert_str_eq(nav_behavior_name(NAV_BEHAVIOR_COUNT), "?");
     ck_assert_str_eq(nav_behavior_name((nav_behavior)99), "?");
     ck_assert_str_eq(nav_step_field_name(NAV_STEP_FIELD_TARGET_VELOCITY), "target_velocity");
 }
@@ -899,6 +899,274 @@ START_TEST(alone_no_avoidance) {
     ck_assert_float_eq_tol(w.out[0].vel[2], 0.0f, 1e-4f);
     sim_free(&w);
     nav_mesh_free(m);
+}
+END_TEST
+
+/* ---- the contract's answer: behaviour enum, corners, speed ---- */
+
+/* Two agents meet head-on in a 4 m corridor, and a crate stands in the way
+   of a third: avoidance corrects their velocities (`avoiding`), yet each
+   answer's behaviour is the one requested, one of the contract's eight. */
+START_TEST(avoiding_keeps_requested_behavior) {
+    nav_mesh *m = corridor(20, 4);
+    sim w;
+    sim_init(&w, m, 3, 1);
+    w.in[0] = agent_at(2, 2, NAV_BEHAVIOR_SEEK);
+    set_target(&w.in[0], 18, 2);
+    w.in[1] = agent_at(18, 2, NAV_BEHAVIOR_ARRIVE);
+    set_target(&w.in[1], 2, 2);
+    w.in[2] = agent_at(2, 3.5f, NAV_BEHAVIOR_PURSUE);
+    set_target(&w.in[2], 18, 3.5f);
+    w.obs[0].pos[0] = 8;
+    w.obs[0].pos[2] = 3.5f;
+    w.obs[0].radius = 0.4f;
+    const nav_behavior want[3] = {NAV_BEHAVIOR_SEEK, NAV_BEHAVIOR_ARRIVE, NAV_BEHAVIOR_PURSUE};
+    uint32_t avoiding[3] = {0, 0, 0};
+    for (int tick = 0; tick < 120; tick++) {
+        sim_tick(&w);
+        for (uint32_t i = 0; i < 3; i++) {
+            ck_assert_msg(w.out[i].behavior == want[i], "tick %d agent %u: behavior %s", tick,
+                          (unsigned)i, nav_behavior_name(w.out[i].behavior));
+            avoiding[i] += w.out[i].avoiding;
+        }
+    }
+    /* the scenario does exercise avoidance for every agent */
+    for (uint32_t i = 0; i < 3; i++)
+        ck_assert_msg(avoiding[i] > 0, "agent %u never avoided", (unsigned)i);
+    sim_free(&w);
+    nav_mesh_free(m);
+}
+END_TEST
+
+/* Near the end of the path the contract's "two or more corners" still
+   holds: on a flat 20 x 20 quad the path from (5, 5) to a target 1 m away at
+   (6, 5) is the straight segment, corners [start, end]; the start is where
+   the agent stands, so one corner is left, the end, and it is repeated:
+   exactly [(6, 0, 5), (6, 0, 5)]. Standing on the target: the same two.
+   The same for seek, pursue (no target velocity: the goal is the target)
+   and hide (obstacle (10, 10) r 1, threat (3, 10), agent radius 0.3: spot
+   (10 + 1 + 0.3 + 0.2, 10) = (11.5, 10); agent at (12.5, 10), 1 m away).
+   Flee, evade, wander and idle follow no path: no corners. */
+START_TEST(corners_two_near_the_end) {
+    fx_builder *b = fx_new();
+    fx_quad(b, 0, 0, 20, 20, 0, 0);
+    nav_mesh *m = fx_build(b);
+    sim w;
+    sim_init(&w, m, 1, 1);
+    const nav_behavior path_bs[] = {NAV_BEHAVIOR_ARRIVE, NAV_BEHAVIOR_SEEK, NAV_BEHAVIOR_PURSUE};
+    for (int k = 0; k < 3; k++) {
+        for (int on = 0; on < 2; on++) {
+            w.in[0] = agent_at(on ? 6.0f : 5.0f, 5, path_bs[k]);
+            set_target(&w.in[0], 6, 5);
+            nav_step_error err;
+            ck_assert_int_eq(nav_step(w.s, m, w.q, NULL, &w.p, w.in, 1, w.obs, 0, w.out, &err),
+                             NAV_OK);
+            ck_assert_msg(w.out[0].ncorners == 2, "%s from %g: %u corners",
+                          nav_behavior_name(path_bs[k]), (double)w.in[0].pos[0],
+                          (unsigned)w.out[0].ncorners);
+            for (int c = 0; c < 2; c++) {
+                ck_assert_float_eq_tol(w.out[0].corners[c][0], 6.0f, 1e-5f);
+                ck_assert_float_eq_tol(w.out[0].corners[c][1], 0.0f, 1e-5f);
+                ck_assert_float_eq_tol(w.out[0].corners[c][2], 5.0f, 1e-5f);
+            }
+        }
+    }
+    w.in[0] = agent_at(12.5f, 10, NAV_BEHAVIOR_HIDE);
+    w.in[0].threat[0] = 3;
+    w.in[0].threat[2] = 10;
+    w.in[0].has_threat = true;
+    w.obs[0].pos[0] = 10;
+    w.obs[0].pos[2] = 10;
+    w.obs[0].radius = 1;
+    nav_step_error err;
+    ck_assert_int_eq(nav_step(w.s, m, w.q, NULL, &w.p, w.in, 1, w.obs, 1, w.out, &err), NAV_OK);
+    ck_assert_int_eq(w.out[0].behavior, NAV_BEHAVIOR_HIDE);
+    ck_assert_uint_eq(w.out[0].ncorners, 2);
+    for (int c = 0; c < 2; c++) {
+        ck_assert_float_eq_tol(w.out[0].corners[c][0], 11.5f, 1e-5f);
+        ck_assert_float_eq_tol(w.out[0].corners[c][2], 10.0f, 1e-5f);
+    }
+    const nav_behavior free_bs[] = {NAV_BEHAVIOR_FLEE, NAV_BEHAVIOR_EVADE, NAV_BEHAVIOR_WANDER,
+                                    NAV_BEHAVIOR_IDLE};
+    for (int k = 0; k < 4; k++) {
+        w.in[0] = agent_at(5, 5, free_bs[k]);
+        set_target(&w.in[0], 6, 5);
+        ck_assert_int_eq(nav_step(w.s, m, w.q, NULL, &w.p, w.in, 1, w.obs, 0, w.out, &err), NAV_OK);
+        ck_assert_uint_eq(w.out[0].ncorners, 0);
+    }
+    sim_free(&w);
+    nav_mesh_free(m);
+}
+END_TEST
+
+/* Far from the end the corners are the path's own, distinct. U corridor
+   ([0,2]x[0,10] up, [0,10]x[8,10] across, [8,10]x[0,10] down): from (1, 1)
+   to (9, 1) the string-pulled path turns at the inner corners (2, 8) and
+   (8, 8), so the corners are (2, 0, 8), (8, 0, 8), (9, 0, 1). L corridor
+   ([0,10]x[0,2], then [8,10]x[2,10]): from (1, 1) to (9, 9) it turns at
+   (8, 2): corners (8, 0, 2), (9, 0, 9). */
+START_TEST(corners_far_are_the_path) {
+    nav_mesh *u = fx_u_corridor(), *l = fx_l_corridor();
+    const nav_mesh *ms[2] = {u, l};
+    const float goal[2][2] = {{9, 1}, {9, 9}};
+    const float want[2][3][2] = {{{2, 8}, {8, 8}, {9, 1}}, {{8, 2}, {9, 9}, {0, 0}}};
+    const uint32_t nwant[2] = {3, 2};
+    for (int k = 0; k < 2; k++) {
+        sim w;
+        sim_init(&w, ms[k], 1, 0);
+        w.in[0] = agent_at(1, 1, NAV_BEHAVIOR_ARRIVE);
+        set_target(&w.in[0], goal[k][0], goal[k][1]);
+        nav_step_error err;
+        ck_assert_int_eq(nav_step(w.s, ms[k], w.q, NULL, &w.p, w.in, 1, w.obs, 0, w.out, &err),
+                         NAV_OK);
+        ck_assert_uint_eq(w.out[0].ncorners, nwant[k]);
+        for (uint32_t c = 0; c < nwant[k]; c++) {
+            ck_assert_float_eq_tol(w.out[0].corners[c][0], want[k][c][0], 1e-4f);
+            ck_assert_float_eq_tol(w.out[0].corners[c][2], want[k][c][1], 1e-4f);
+        }
+        ck_assert(dxz(w.out[0].corners[0], w.out[0].corners[1]) > 1.0f);
+        sim_free(&w);
+    }
+    nav_mesh_free(u);
+    nav_mesh_free(l);
+}
+END_TEST
+
+/* Separation never outruns max_speed. Two idle agents 0.6 m apart with
+   radius 0.5 overlap by 0.4 m. With max_speed 0 neither may move at all
+   (displacement <= 0 * dt): both stay exactly where they are, velocity 0,
+   and the overlap stays (it is not avoidable). With max_speed 2 for the
+   second one (dt 0.05: budget 0.1 m) and 0 for the first, only the second
+   moves, straight away along +x (the push is along the centre line), by
+   its whole budget: the first pass offers half the overlap, 0.2 m, of which
+   0.1 m fits; later passes find the budget spent. So it ends at
+   (5.7, 5) and reports the velocity made, (0.1 / 0.05, 0) = (2, 0). */
+START_TEST(separation_within_speed_budget) {
+    fx_builder *b = fx_new();
+    fx_quad(b, 0, 0, 20, 20, 0, 0);
+    nav_mesh *m = fx_build(b);
+    sim w;
+    sim_init(&w, m, 2, 0);
+    w.in[0] = agent_at(5, 5, NAV_BEHAVIOR_IDLE);
+    w.in[1] = agent_at(5.6f, 5, NAV_BEHAVIOR_IDLE);
+    for (int i = 0; i < 2; i++) {
+        w.in[i].radius = 0.5f;
+        w.in[i].max_speed = 0;
+    }
+    sim_tick(&w);
+    for (int i = 0; i < 2; i++) {
+        ck_assert_float_eq_tol(w.out[i].pos[0], i ? 5.6f : 5.0f, 1e-6f);
+        ck_assert_float_eq_tol(w.out[i].pos[2], 5.0f, 1e-6f);
+        ck_assert_float_eq_tol(hypotf(w.out[i].vel[0], w.out[i].vel[2]), 0.0f, 1e-6f);
+    }
+    w.in[1].max_speed = 2;
+    sim_tick(&w);
+    ck_assert_float_eq_tol(w.out[0].pos[0], 5.0f, 1e-6f);
+    ck_assert_float_eq_tol(w.out[0].pos[2], 5.0f, 1e-6f);
+    ck_assert_float_eq_tol(w.out[1].pos[0], 5.7f, 1e-5f);
+    ck_assert_float_eq_tol(w.out[1].pos[2], 5.0f, 1e-5f);
+    ck_assert_float_eq_tol(w.out[1].vel[0], 2.0f, 1e-3f);
+    ck_assert_float_eq_tol(w.out[1].vel[2], 0.0f, 1e-3f);
+    sim_free(&w);
+    nav_mesh_free(m);
+}
+END_TEST
+
+/* Property over random crowds on random meshes (seeded): agents dropped in
+   clusters so that many overlap, a mix of every behaviour, radii, speeds
+   (some 0) and accelerations, fed back for 40 ticks. Every tick, against
+   the state sent (independent of the code: plain distances):
+   - |new position - position|_xz <= max_speed * dt (+ 1e-5 of rounding);
+   - the reported velocity is that displacement over dt (to 1e-4 m), and
+     no faster than max_speed;
+   - behavior is the requested one (flee for a hide), within the eight;
+   - path behaviours have >= 2 corners, the others none. */
+START_TEST(property_random_crowds_speed_budget) {
+    for (uint32_t seed = 31; seed <= 34; seed++) {
+        fx_random_opts o = fx_random_defaults();
+        o.triangulate = seed & 1;
+        nav_mesh *m = fx_random(seed, &o);
+        const uint32_t n = 32;
+        sim w;
+        sim_init(&w, m, n, 2);
+        uint32_t rng = seed * 2246822519u;
+        static char ids[32][8];
+        float centre[4][3];
+        for (int c = 0; c < 4; c++)
+            fx_random_point(m, &rng, centre[c]);
+        for (uint32_t i = 0; i < n; i++) {
+            /* near one of four centres, snapped onto the mesh */
+            const float *c = centre[i % 4];
+            float p[3] = {c[0] + (fx_randf(&rng) - 0.5f) * 1.2f, c[1],
+                          c[2] + (fx_randf(&rng) - 0.5f) * 1.2f};
+            float ext[3] = {3, 4, 3}, q[3];
+            uint32_t poly;
+            ck_assert_int_eq(nav_mesh_nearest(m, p, ext, 0, &poly, q), NAV_OK);
+            static const nav_behavior all8[8] = {
+                NAV_BEHAVIOR_SEEK,  NAV_BEHAVIOR_ARRIVE, NAV_BEHAVIOR_FLEE, NAV_BEHAVIOR_PURSUE,
+                NAV_BEHAVIOR_EVADE, NAV_BEHAVIOR_WANDER, NAV_BEHAVIOR_HIDE, NAV_BEHAVIOR_IDLE};
+            nav_behavior bh = all8[fx_rand(&rng) % 8];
+            w.in[i] = agent_at(q[0], q[2], bh);
+            w.in[i].pos[1] = q[1];
+            snprintf(ids[i], sizeof ids[i], "c%u", (unsigned)i);
+            w.in[i].id = ids[i];
+            w.in[i].radius = 0.2f + fx_randf(&rng) * 0.4f;
+            w.in[i].max_speed = i % 5 == 0 ? 0.0f : 0.5f + fx_randf(&rng) * 3.5f;
+            w.in[i].max_accel = fx_randf(&rng) * 20.0f;
+            uint32_t tp = fx_random_point(m, &rng, w.in[i].target);
+            w.in[i].has_target = nav_mesh_reachable(m, poly, tp);
+            w.in[i].target_vel[0] = 0.5f;
+            w.in[i].has_target_vel = true;
+            memcpy(w.in[i].threat, centre[(i + 1) % 4], sizeof w.in[i].threat);
+            w.in[i].has_threat = true;
+            if (!w.in[i].has_target && bh != NAV_BEHAVIOR_FLEE && bh != NAV_BEHAVIOR_EVADE &&
+                bh != NAV_BEHAVIOR_HIDE)
+                w.in[i].behavior = NAV_BEHAVIOR_WANDER;
+        }
+        for (uint32_t k = 0; k < 2; k++) {
+            memcpy(w.obs[k].pos, centre[k], sizeof w.obs[k].pos);
+            w.obs[k].radius = 0.4f;
+        }
+        for (int tick = 0; tick < 40; tick++) {
+            float before[32][3];
+            for (uint32_t i = 0; i < n; i++)
+                memcpy(before[i], w.in[i].pos, sizeof before[i]);
+            sim_tick(&w);
+            for (uint32_t i = 0; i < n; i++) {
+                const nav_agent_in *in = &w.in[i];
+                const nav_agent_out *a = &w.out[i];
+                ck_assert_int_eq(a->status, NAV_OK);
+                float moved = dxz(a->pos, before[i]);
+                float budget = in->max_speed * w.p.dt;
+                ck_assert_msg(moved <= budget + 1e-5f,
+                              "seed %u tick %d agent %u: moved %g, budget %g (max_speed %g)",
+                              (unsigned)seed, tick, (unsigned)i, (double)moved, (double)budget,
+                              (double)in->max_speed);
+                float ex = a->vel[0] * w.p.dt - (a->pos[0] - before[i][0]);
+                float ez = a->vel[2] * w.p.dt - (a->pos[2] - before[i][2]);
+                ck_assert_msg(hypotf(ex, ez) <= 1e-4f + 1e-5f,
+                              "seed %u tick %d agent %u: velocity %g,%g but moved %g,%g",
+                              (unsigned)seed, tick, (unsigned)i, (double)a->vel[0],
+                              (double)a->vel[2], (double)(a->pos[0] - before[i][0]),
+                              (double)(a->pos[2] - before[i][2]));
+                ck_assert(hypotf(a->vel[0], a->vel[2]) <= in->max_speed * 1.0001f + 1e-5f);
+                ck_assert((unsigned)a->behavior < NAV_BEHAVIOR_COUNT);
+                ck_assert(a->behavior == in->behavior ||
+                          (in->behavior == NAV_BEHAVIOR_HIDE && a->behavior == NAV_BEHAVIOR_FLEE));
+                bool path = a->behavior == NAV_BEHAVIOR_SEEK ||
+                            a->behavior == NAV_BEHAVIOR_ARRIVE ||
+                            a->behavior == NAV_BEHAVIOR_PURSUE || a->behavior == NAV_BEHAVIOR_HIDE;
+                if (path)
+                    ck_assert_msg(a->ncorners >= 2, "seed %u tick %d agent %u (%s): %u corners",
+                                  (unsigned)seed, tick, (unsigned)i, nav_behavior_name(a->behavior),
+                                  (unsigned)a->ncorners);
+                else
+                    ck_assert_uint_eq(a->ncorners, 0);
+            }
+        }
+        sim_free(&w);
+        nav_mesh_free(m);
+    }
 }
 END_TEST
 
@@ -931,6 +1199,11 @@ Suite *nav_steer_suite(void) {
     tcase_add_test(st, determinism_bit_identical);
     tcase_add_test(st, crowd_crossing_corridor);
     tcase_add_test(st, property_random_meshes_stay_on_mesh);
+    tcase_add_test(st, avoiding_keeps_requested_behavior);
+    tcase_add_test(st, corners_two_near_the_end);
+    tcase_add_test(st, corners_far_are_the_path);
+    tcase_add_test(st, separation_within_speed_budget);
+    tcase_add_test(st, property_random_crowds_speed_budget);
     suite_add_tcase(s, st);
     return s;
 }

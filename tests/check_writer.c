@@ -418,7 +418,7 @@ START_TEST(test_write_refused_before_body) {
     char *big = wr_grid_json(WR_BIG, &len);
     int rounds = 0, early = 0, late = 0;
     while (rounds < WR_LIM_ROUNDS && early == 0) {
-        char a_name[24], b_name[24];
+        char a_name[32], b_name[32]; /* room for any int: -Wformat-truncation */
         snprintf(a_name, sizeof a_name, "early_a%d", rounds);
         snprintf(b_name, sizeof b_name, "early_b%d", rounds);
         rounds++;
