@@ -738,6 +738,18 @@ START_TEST(test_reach_cost_vs_reference) {
 }
 END_TEST
 
+/* Off the grid: every vertex moved by up to +-0.18 cells (quads stay
+   convex), so orientation tests meet coordinates that are not small
+   integers, and points on edges lie a float rounding away from them. */
+START_TEST(test_random_jittered) {
+    fx_random_opts o = fx_random_defaults();
+    o.hole_ratio = 0.25f;
+    o.jitter = 0.36f;
+    property_run("jittered", o, 0, 120, 6);
+    property_run("jittered, area 1 excluded", o, 1ull << 1, 40, 6);
+}
+END_TEST
+
 /* Random meshes with random off-mesh links (one-way and two-way, some of an
    excluded area) against the reference, which treats each link as a graph
    edge of its 3-D length. Every third mesh has a bridge at y = 4 over the
@@ -834,6 +846,7 @@ Suite *nav_optimal_suite(void) {
     tcase_add_test(tp, test_random_excluded);
     tcase_add_test(tp, test_random_narrow);
     tcase_add_test(tp, test_random_links);
+    tcase_add_test(tp, test_random_jittered);
     tcase_add_test(tp, test_reach_cost_vs_reference);
     suite_add_tcase(s, tp);
     return s;

@@ -347,9 +347,16 @@ static nav_mesh *fx_random_once(uint32_t seed, const fx_random_opts *o, const ui
         present[jb * w + ib] = 0;
     }
     fx_builder *b = fx_new();
+    int jitter = o->jitter > 0 && !o->merge_runs && !bridge;
     for (uint32_t j = 0; j <= h; j++)
-        for (uint32_t i = 0; i <= w; i++)
-            fx_vert(b, i * cell, 0, j * cell);
+        for (uint32_t i = 0; i <= w; i++) {
+            float dx = 0, dz = 0;
+            if (jitter) { /* drawn only then: meshes without jitter keep their seeds' shapes */
+                dx = (fx_randf(&rng) - 0.5f) * o->jitter * cell;
+                dz = (fx_randf(&rng) - 0.5f) * o->jitter * cell;
+            }
+            fx_vert(b, i * cell + dx, 0, j * cell + dz);
+        }
     uint32_t *scratch = NULL, scratch_cap = 0;
     for (uint32_t j = 0; j < h; j++)
         fx_random_row(b, present, o, j, &rng, &scratch, &scratch_cap);

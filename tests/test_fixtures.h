@@ -75,8 +75,11 @@ typedef struct fx_random_opts {
     int triangulate;        /* split some quads into triangles along a random diagonal */
     int bridge;             /* add a second level overlapping in xz, joined by ramps */
     int islands;            /* keep disconnected islands (else only the largest region) */
-    int walls; /* holes as wall segments (3-16 cells, axis-aligned) instead of single cells:
-                  rooms and corridors rather than a field of pillars */
+    int walls;    /* holes as wall segments (3-16 cells, axis-aligned) instead of single cells:
+                     rooms and corridors rather than a field of pillars */
+    float jitter; /* > 0: every grid vertex moves by up to +-jitter/2 cells in x and z, so
+                     coordinates are not on a grid (quads stay convex below 0.3); ignored with
+                     merge_runs (runs would bend) and bridge (the ramps must meet the floor) */
 } fx_random_opts;
 
 /* Default options for a small property-test mesh (about 10 x 10 cells). */

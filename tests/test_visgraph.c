@@ -79,6 +79,10 @@ static int vg_sector(const nav_mesh *m, uint32_t p, uint32_t k, double dx, doubl
 
 typedef struct vg_seg {
     double px, pz, qx, qz, dx, dz, vtol;
+    double arrive; /* parameter beyond which the segment has arrived (an end point
+                      on an edge is a float rounding away from it, either side) */
+    double atol;   /* the same as a distance: an end point this close to an edge's line
+                      is on it, not beyond it */
     const vg_node *b;
     uint32_t steps;
 } vg_seg;
@@ -99,7 +103,7 @@ static int vg_walk_from(const vg_ref *r, vg_seg *g, uint32_t c, double t) {
             const float *eb = nav_vert(m, m->poly_verts[s + (k + 1) % n]);
             double f0 = vg_orient(ea[0], ea[2], eb[0], eb[2], g->px, g->pz);
             double f1 = vg_orient(ea[0], ea[2], eb[0], eb[2], g->qx, g->qz);
-            if (f1 <= 0)
+            if (f1 <= g->atol * hypot((double)eb[0] - ea[0], (double)eb[2] - ea[2]))
                 continue;
             double te = f1 > f0 ? f0 / (f0 - f1) : t;
             if (te < t)
@@ -109,7 +113,7 @@ static int vg_walk_from(const vg_ref *r, vg_seg *g, uint32_t c, double t) {
                 kexit = k;
             }
         }
-        if (kexit == UINT32_MAX || tout >= 1 - 1e-12)
+        if (kexit == UINT32_MAX || tout >= g->arrive)
             return vg_owns(g->b, c);
         double xx = g->px + tout * g->dx, xz = g->pz + tout * g->dz;
         uint32_t kv = UINT32_MAX;
@@ -171,8 +175,13 @@ static int vg_walk(const vg_ref *r, const vg_node *a, const vg_node *b) {
                 return 1;
         return 0;
     }
-    vg_seg g = {a->x, a->z, b->x, b->z, dx, dz, 0, b, 0};
+    vg_seg g = {a->x, a->z, b->x, b->z, dx, dz, 0, 0, 0, b, 0};
     g.vtol = 1e-9 * (1.0 + hypot(dx, dz) + fabs(a->x) + fabs(a->z));
+    /* within 1e-6 (relative, the tolerance vg_point gives owners) of b: there */
+    g.atol = 1e-6 * (1.0 + fabs(b->x) + fabs(b->z));
+    g.arrive = 1 - g.atol / hypot(dx, dz);
+    if (g.arrive > 1 - 1e-12)
+        g.arrive = 1 - 1e-12;
     for (uint32_t i = 0; i < a->nown; i++) {
         g.steps = 4 * r->m->npolys + 64;
         if (vg_walk_from(r, &g, a->own[i], 0))
