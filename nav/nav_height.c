@@ -410,6 +410,28 @@ bool nav_contains_unchecked(const nav_mesh *m, uint32_t p, double x, double z) {
     return true;
 }
 
+double nav_contains_reach(const nav_mesh *m, uint32_t p) {
+    uint32_t n = nav_poly_nverts(m, p);
+    double r = NAV_CONTAINS_EPS;
+    for (uint32_t k = 0; k < n; k++) {
+        /* the slack moves each edge out by EPS; the corner between two of
+           them moves out by EPS / sin(half its interior angle) */
+        const float *u = nav_poly_vert(m, p, k + n - 1), *v = nav_poly_vert(m, p, k),
+                    *w = nav_poly_vert(m, p, k + 1);
+        double ax = (double)u[0] - v[0], az = (double)u[2] - v[2];
+        double bx = (double)w[0] - v[0], bz = (double)w[2] - v[2];
+        double la = sqrt(ax * ax + az * az), lb = sqrt(bx * bx + bz * bz);
+        if (la == 0 || lb == 0)
+            return 1.0;
+        double c = (ax * bx + az * bz) / (la * lb);
+        double s = sqrt(fmax((1 - c) / 2, 0));
+        if (s * 1.0 < NAV_CONTAINS_EPS)
+            return 1.0;
+        r = fmax(r, NAV_CONTAINS_EPS / s);
+    }
+    return r < 1.0 ? r : 1.0;
+}
+
 void nav_boundary_closest_xz(const nav_mesh *m, uint32_t p, double x, double z, double *ox,
                              double *oz) {
     uint32_t n = nav_poly_nverts(m, p);

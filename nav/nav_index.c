@@ -208,27 +208,41 @@ static double nav_y_gap(const float *pb, const float p[3]) {
 
 /*
  * Traverses the index directly (no candidate buffer, so no allocation).
- * Candidates are ranked in two tiers: polygons containing p in xz, by the
- * vertical distance to their surface; then the others, by the 3-D distance
- * to their closest point. Both only count when the snapped point stays in
- * the box p +- ext. Ties go to the lower polygon id.
+ * The answer is the polygon point closest to p in 3-D: for a polygon that
+ * contains p in xz, the surface point straight below or above p; for the
+ * others, the closest point of their boundary. It only counts when the
+ * snapped point stays in the box p +- ext. Ties go to the lower polygon id.
+ * (A polygon containing p in xz does not win by that alone: a point just off
+ * the edge of a bridge snaps to the bridge, not to the floor 3 m below.)
  *
- * Height lookups are the expensive part, so: a first pass considers only
- * the containing polygons (any of them beats every other polygon), and only
- * when none qualifies does a second pass rank the others; and in both a
- * candidate gets a height lookup only when bounds from its box (y range, xz
+ * Two passes, because height lookups are the expensive part. The first
+ * visits only the polygons containing p in xz (a box whose xz extent is
+ * the containment slack's reach, m->contains_margin); a query point usually
+ * lies on or near one, which gives a tight distance d, and d = 0 ends the
+ * search (nothing is closer, and every polygon tying at 0 contains p). The
+ * second visits every polygon in the box shrunk to d (plus that reach) in
+ * x and z: no polygon farther than that in xz can be closer. A candidate
+ * gets a height lookup only when bounds from its box (y range, xz
  * distance) leave it a chance to win or tie. Only strictly worse candidates
  * are skipped, so the result equals the exhaustive search's.
  */
 nav_status nav_nearest_unchecked(const nav_mesh *m, const float p[3], const float ext[3],
                                  uint64_t exclude_mask, uint32_t *poly, float out[3]) {
-    float bmin[3], bmax[3];
-    for (int a = 0; a < 3; a++) {
-        bmin[a] = p[a] - ext[a];
-        bmax[a] = p[a] + ext[a];
-    }
     nav_nearest_best best = {NAV_NONE, INFINITY, {0, 0, 0}};
-    for (int pass = 0; pass < 2 && best.poly == NAV_NONE; pass++) {
+    for (int pass = 0; pass < 2; pass++) {
+        float bmin[3], bmax[3];
+        for (int a = 0; a < 3; a++) {
+            float e = ext[a];
+            if (a != 1) {
+                /* a little over d or the reach: ties and slack still count */
+                double want = pass == 0 ? 0 : best.d * (1 + 1e-6);
+                want += m->contains_margin + 1e-6;
+                if (want < e)
+                    e = (float)want;
+            }
+            bmin[a] = p[a] - e;
+            bmax[a] = p[a] + e;
+        }
         for (uint32_t i = 0; i < m->nbvh;) {
             const nav_bvh_node *n = &m->bvh[i];
             bool hit = nav_overlap(bmin, bmax, n->bmin, n->bmax);
@@ -244,23 +258,17 @@ nav_status nav_nearest_unchecked(const nav_mesh *m, const float p[3], const floa
             if (ylb > ext[1] || ylb > best.d)
                 continue;
             bool inside = nav_contains_unchecked(m, q, p[0], p[2]);
+            if (pass == 0 && !inside)
+                continue; /* (pass 1 may offer a pass-0 polygon again: same answer) */
             float pt[3];
             double d;
-            if (pass == 0) {
-                if (!inside)
-                    continue;
+            if (inside) {
                 pt[0] = p[0];
                 pt[2] = p[2];
                 pt[1] = nav_height_unchecked(m, q, p[0], p[2]);
                 d = fabs((double)pt[1] - p[1]);
             } else {
-                /* (pass 0 found no containing polygon within ext, so an
-                   inside one here is out of the box.) No point of the
-                   polygon is closer than its box; then the closest
-                   boundary point's xz distance with ylb bounds the 3-D
-                   distance: each check can spare the height lookup. */
-                if (inside)
-                    continue;
+                /* no point of the polygon is closer than its box */
                 double lb2 = 0;
                 for (int a = 0; a < 3; a++) {
                     double g =
@@ -269,7 +277,9 @@ nav_status nav_nearest_unchecked(const nav_mesh *m, const float p[3], const floa
                 }
                 if (lb2 > best.d * best.d)
                     continue;
-                /* As nav_closest_unchecked, with the height last. */
+                /* As nav_closest_unchecked, with the height last: the
+                   closest boundary point's xz distance with ylb bounds the
+                   3-D distance and can spare the height lookup. */
                 double ox, oz;
                 nav_boundary_closest_xz(m, q, p[0], p[2], &ox, &oz);
                 pt[0] = (float)ox;
@@ -287,6 +297,8 @@ nav_status nav_nearest_unchecked(const nav_mesh *m, const float p[3], const floa
                 continue;
             nav_nearest_offer(&best, q, d, pt);
         }
+        if (best.d == 0)
+            break; /* on the surface of a containing polygon: nothing is closer */
     }
     if (best.poly == NAV_NONE)
         return NAV_E_OFF_MESH;

@@ -47,13 +47,15 @@ struct nav_mesh {
     float *verts; /* 3 per vertex, welded, referenced by polygons only */
 
     uint32_t npolys;
-    uint32_t *poly_start; /* npolys + 1 */
-    uint32_t *poly_verts; /* vertex ids, negative signed area order */
-    uint32_t *poly_nei;   /* neighbour across each edge, NAV_NONE for walls */
-    uint8_t *areas;       /* per polygon, 0..63 */
-    float *poly_bounds;   /* 6 per polygon: bmin xyz, bmax xyz */
-    float *poly_centroid; /* 3 per polygon, on the surface */
-    double *poly_area;    /* xz area per polygon */
+    uint32_t *poly_start;  /* npolys + 1 */
+    uint32_t *poly_verts;  /* vertex ids, negative signed area order */
+    uint32_t *poly_nei;    /* neighbour across each edge, NAV_NONE for walls */
+    uint8_t *areas;        /* per polygon, 0..63 */
+    float *poly_bounds;    /* 6 per polygon: bmin xyz, bmax xyz */
+    float contains_margin; /* how far outside its box (xz) a polygon may still "contain" a
+                              point, by nav_contains' slack: at most 1 (nav_height.c) */
+    float *poly_centroid;  /* 3 per polygon, on the surface */
+    double *poly_area;     /* xz area per polygon */
 
     uint32_t nlinks;
     nav_link *links;

@@ -932,7 +932,11 @@ static nav_status nav_build_geometry(nav_mesh_ext *x) {
             m->bmax[a] = nav_maxf(m->bmax[a], m->verts[3 * (size_t)v + a]);
         }
     m->area = 0;
+    m->contains_margin = 0;
     for (uint32_t p = 0; p < m->npolys; p++) {
+        double reach = nav_contains_reach(m, p);
+        if (reach > m->contains_margin)
+            m->contains_margin = (float)reach;
         float *b = &m->poly_bounds[6 * (size_t)p];
         uint32_t n = nav_poly_nverts(m, p);
         double cx = 0, cz = 0;

@@ -66,6 +66,10 @@ float nav_height_scan(const nav_mesh *m, uint32_t poly, double x, double z);
 float nav_height_unchecked(const nav_mesh *m, uint32_t poly, double x, double z);
 /* Containment in xz (boundary included) without argument validation. */
 bool nav_contains_unchecked(const nav_mesh *m, uint32_t poly, double x, double z);
+/* How far outside polygon p's xz box nav_contains_unchecked may accept a
+   point: its slack divided by sin(half the angle) at the sharpest corner,
+   capped at 1 m. */
+double nav_contains_reach(const nav_mesh *m, uint32_t poly);
 /* Closest point (ox, oz) of the polygon's boundary to (x, z) in xz: where
    nav_closest_unchecked moves a point the polygon does not contain. */
 void nav_boundary_closest_xz(const nav_mesh *m, uint32_t poly, double x, double z, double *ox,

@@ -259,11 +259,20 @@ nav_status nav_step_validate(const nav_steer_params *params, const nav_agent_in 
 nav_status steer_snap(const nav_mesh *m, const float p[3], const float ext[3], uint64_t exclude,
                       uint32_t *poly, float out[3]) {
     float thin[3] = {STEER_THIN_EXT, ext[1], STEER_THIN_EXT};
-    /* a containing polygon answers with p's own x and z (tier 0 of the
-       search): anything else means "not inside one", so search the box */
+    /* Agents stand on the surface, so a containing polygon (it answers with
+       p's own x and z) is usually at distance 0, and nothing beats that. At
+       a distance d > 0 a polygon not containing p may be closer, but only
+       one within d in x and z: search that smaller box (it still holds the
+       containing polygon, so the answer is the full box's). */
     if (nav_mesh_nearest(m, p, thin, exclude, poly, out) == NAV_OK && out[0] == p[0] &&
-        out[2] == p[2])
-        return NAV_OK;
+        out[2] == p[2]) {
+        double d = fabs((double)out[1] - p[1]);
+        if (d == 0)
+            return NAV_OK;
+        float r = (float)(d * (1 + 1e-6)) + 1e-6f;
+        float box[3] = {r < ext[0] ? r : ext[0], ext[1], r < ext[2] ? r : ext[2]};
+        return nav_mesh_nearest(m, p, box, exclude, poly, out);
+    }
     return nav_mesh_nearest(m, p, ext, exclude, poly, out);
 }
 

@@ -262,13 +262,12 @@ START_TEST(test_shared_height_vs_scan) {
 }
 END_TEST
 
-/* Reference nearest: every polygon ranked with the scan heights (containing
-   polygons first by vertical distance, then the others by 3-D distance to
-   their closest point, inside the box p +- ext, lower id on ties). */
+/* Reference nearest: every polygon ranked with the scan heights by the 3-D
+   distance to its closest point (straight below or above p for a polygon
+   containing it in xz), inside the box p +- ext, lower id on ties. */
 static uint32_t brute_nearest(const nav_mesh *m, const float p[3], const float ext[3],
                               float out[3]) {
     uint32_t best = NAV_NONE;
-    int best_tier = 2;
     double best_d = INFINITY;
     for (uint32_t q = 0; q < m->npolys; q++) {
         float pt[3];
@@ -283,9 +282,8 @@ static uint32_t brute_nearest(const nav_mesh *m, const float p[3], const float e
         if (fabsf(pt[0] - p[0]) > ext[0] || fabsf(pt[1] - p[1]) > ext[1] ||
             fabsf(pt[2] - p[2]) > ext[2])
             continue;
-        if (tier < best_tier || (tier == best_tier && d < best_d)) {
+        if (d < best_d) { /* the closest point in 3-D, ties to the lower id */
             best = q;
-            best_tier = tier;
             best_d = d;
             memcpy(out, pt, sizeof pt);
         }

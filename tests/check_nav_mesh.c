@@ -204,6 +204,15 @@ START_TEST(test_bridge) {
     ck_assert_int_eq(nav_mesh_nearest(m, under, ext, 0, &poly, out), NAV_OK);
     ck_assert_uint_eq(poly, 6);
     ck_assert_float_eq_tol(out[1], 0.0f, 1e-6f);
+    /* (15,5,6.1): just off the deck's edge z = 6. The floor contains it in
+       xz, 5 m below; the deck's edge point (15,5,6) is 0.1 m away: the deck
+       wins (a character stepping off a bridge edge stays on the bridge). */
+    const float off_edge[3] = {15, 5, 6.1f};
+    ck_assert_int_eq(nav_mesh_nearest(m, off_edge, ext, 0, &poly, out), NAV_OK);
+    ck_assert_uint_eq(poly, 14);
+    ck_assert_float_eq_tol(out[0], 15.0f, 1e-5f);
+    ck_assert_float_eq_tol(out[1], 5.0f, 1e-5f);
+    ck_assert_float_eq_tol(out[2], 6.0f, 1e-5f);
     ck_assert(nav_mesh_reachable(m, 14, 6) && nav_mesh_reachable(m, 6, 14));
 
     /* Ramp plane: y = x - 5 on [5,10]; at x = 7.5, y = 2.5; the east ramp
@@ -695,35 +704,31 @@ START_TEST(test_query_box_vs_brute) {
 }
 END_TEST
 
-/* The reference: every polygon, through the public per-polygon functions. */
+/* The reference: every polygon, through the public per-polygon functions;
+   the closest point in 3-D wins, ties to the lower id. */
 static uint32_t brute_nearest(const nav_mesh *m, const float p[3], const float ext[3],
                               uint64_t mask, float out[3]) {
     uint32_t best = NAV_NONE;
-    int best_tier = 2;
     double best_d = INFINITY;
     for (uint32_t q = 0; q < nav_mesh_polygon_count(m); q++) {
         if ((mask >> nav_mesh_poly_area(m, q)) & 1)
             continue;
         float pt[3];
-        int tier;
         double d;
         if (nav_mesh_poly_contains_xz(m, q, p[0], p[2])) {
-            tier = 0;
             pt[0] = p[0];
             pt[2] = p[2];
             nav_mesh_height(m, q, p[0], p[2], &pt[1]);
             d = fabs((double)pt[1] - p[1]);
         } else {
-            tier = 1;
             nav_mesh_closest_on_poly(m, q, p, pt);
             d = nav_dist3d(p, pt);
         }
         if (fabsf(pt[0] - p[0]) > ext[0] || fabsf(pt[1] - p[1]) > ext[1] ||
             fabsf(pt[2] - p[2]) > ext[2])
             continue;
-        if (tier < best_tier || (tier == best_tier && d < best_d)) {
+        if (d < best_d) {
             best = q;
-            best_tier = tier;
             best_d = d;
             memcpy(out, pt, sizeof pt);
         }
