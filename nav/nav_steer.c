@@ -14,8 +14,8 @@
  *      along the surface (nav_move.c);
  *   5. agents that still overlap are pushed apart, again along the surface,
  *      each within the speed budget its own move left (no agent's displacement
- *      in a tick exceeds max_speed * dt), and the reported velocity is the
- *      displacement made over dt.
+ *      in a tick exceeds max_speed * dt); a push corrects the position only,
+ *      and the reported velocity is the own move's (made along a wall).
  * Every agent reads only the input state of the others (never a neighbour's
  * new velocity), so the result does not depend on the processing order and
  * the same input gives bit-identical output, whatever the path cache holds

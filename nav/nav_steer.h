@@ -34,8 +34,14 @@
  *
  * Speed: an agent's whole xz displacement in a tick, its own move and any
  * separation push included, never exceeds max_speed * dt (an agent with
- * max_speed 0 is never moved, even when overlapped), and the reported
- * velocity is the displacement actually made divided by dt.
+ * max_speed 0 is never moved, even when overlapped). A separation push is a
+ * positional correction (as in DetourCrowd), not part of the velocity: the
+ * reported velocity is the agent's own move, the commanded velocity, or
+ * when a wall changed that move, the displacement it made along the wall
+ * divided by dt. So the reported velocity differs from the input one by at
+ * most max_accel * dt (when the input speed is within max_speed), except
+ * where a wall stopped or deflected the agent: a wall is an external
+ * constraint, and feeding a push into it back in would be worse.
  *
  * Not thread-safe: a nav_steer is per-thread scratch, like nav_query.
  */
@@ -163,7 +169,7 @@ typedef struct nav_steer_action {
 typedef struct nav_agent_out {
     nav_status status; /* NAV_OK, or NAV_E_OFF_MESH (only this slot failed) */
     float pos[3];      /* new position, on the surface */
-    float vel[3];      /* velocity actually made: xz displacement / dt, y = 0 */
+    float vel[3];      /* own move's velocity (along a wall: what was made), y = 0; no push */
     float desired_vel[3];
     float corners[NAV_STEER_MAX_CORNERS][3];
     uint32_t ncorners;     /* >= 2 for a path behaviour, 0 otherwise (NAV_STEER_MAX_CORNERS) */

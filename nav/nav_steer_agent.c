@@ -7,7 +7,8 @@
  * reached and B is in sight; slow down for the end or an off-mesh link), the
  * acceleration and speed limits, the move along the surface within the
  * tick's speed budget (steer_move_capped, also used by the separation
- * pushes) and the answer's final velocity (steer_finish: what was made).
+ * pushes) and the answer's velocity: the own move's (what was made along a
+ * wall), never the separation push, which only corrects the position.
  * Path behaviours report two or more corners, the end repeated near it.
  *
  * The path is searched from the agent's current position every tick, so a
@@ -562,12 +563,30 @@ void steer_agent_tick(nav_steer *s, uint32_t i, nav_agent_out *o) {
 
     /* 1. stay on the mesh: move along the surface, sliding on walls, never
        farther than max_speed * dt (a slide around a concave corner could) */
-    a->v[0] = v[0];
-    a->v[1] = v[1];
     a->budget = in->max_speed * dt;
     a->arrived = arrived;
     float target[3] = {a->pos[0] + v[0] * dt, a->pos[1], a->pos[2] + v[1] * dt};
     steer_move_capped(s, i, a->poly, a->pos, target, a->npos, &a->npoly);
+    /* The velocity to report is fixed here, before the separation pushes: a
+       push is a positional correction (as in DetourCrowd), not motion the
+       agent chose, so it never shows in the velocity (the game would feed it
+       back as momentum, beyond max_accel). A wall that changed the own move
+       (a slide, or a move shortened at a concave corner) is different: the
+       velocity actually made along it is reported, so the game never feeds
+       a push into the wall back in. That is the one case where the reported
+       velocity may differ from the input one by more than max_accel * dt. */
+    if (len2f(a->npos[0] - target[0], a->npos[2] - target[2]) > 1e-4f) {
+        v[0] = (a->npos[0] - a->pos[0]) / dt;
+        v[1] = (a->npos[2] - a->pos[2]) / dt;
+        float made = len2f(v[0], v[1]);
+        if (made > in->max_speed) { /* rounding only: the move is within budget */
+            float k = made > 0.0f ? in->max_speed / made : 0.0f;
+            v[0] *= k;
+            v[1] *= k;
+        }
+    }
+    a->v[0] = v[0];
+    a->v[1] = v[1];
     o->behavior = used;
 }
 
@@ -598,32 +617,18 @@ bool steer_move_capped(nav_steer *s, uint32_t i, uint32_t from_poly, const float
 }
 
 void steer_finish(nav_steer *s, nav_agent_out *out) {
-    const float dt = s->params->dt;
     for (uint32_t i = 0; i < s->n; i++) {
         const steer_agent *a = &s->agents[i];
         if (!a->ok)
             continue;
         const nav_agent_in *in = &s->in[i];
         nav_agent_out *o = &out[i];
-        float v[2] = {a->v[0], a->v[1]};
-        /* A wall or a separation push changed the move: report the velocity
-           actually made, so the game feeds back what happened (never a push
-           into the wall) and animates the agent at the speed it moved. */
-        float cx = a->pos[0] + v[0] * dt, cz = a->pos[2] + v[1] * dt;
-        if (len2f(a->npos[0] - cx, a->npos[2] - cz) > 1e-4f) {
-            v[0] = (a->npos[0] - a->pos[0]) / dt;
-            v[1] = (a->npos[2] - a->pos[2]) / dt;
-            float made = len2f(v[0], v[1]);
-            if (made > in->max_speed) { /* rounding only: the move is within budget */
-                float k = made > 0.0f ? in->max_speed / made : 0.0f;
-                v[0] *= k;
-                v[1] *= k;
-            }
-        }
-        o->vel[0] = v[0];
+        /* the velocity of the own move (steer_agent_tick); the position
+           includes the separation pushes, each within the speed budget */
+        o->vel[0] = a->v[0];
         o->vel[1] = 0.0f;
-        o->vel[2] = v[1];
-        o->arrived = a->arrived && len2f(v[0], v[1]) <= 0.05f * in->max_speed + 1e-3f;
+        o->vel[2] = a->v[1];
+        o->arrived = a->arrived && len2f(a->v[0], a->v[1]) <= 0.05f * in->max_speed + 1e-3f;
         memcpy(o->pos, a->npos, sizeof o->pos);
         o->poly = a->npoly;
     }

@@ -12,6 +12,12 @@
  *   + W_TOI / (0.1 + tmin / horizon)                    (tmin: first contact
  *     with a neighbour (reciprocal: each agent takes half, relative velocity
  *     2v - v_self - v_other, as RVO), or an obstacle (full responsibility))
+ *   + W_OVL * closing speed into neighbours already overlapped / max_speed
+ *     (every candidate that presses on someone has tmin 0; this term tells
+ *     them apart, so an agent squeezed between two others, or against one
+ *     at a wall, picks the velocity that presses least instead of keeping
+ *     its desired one: separation pushes are positional corrections the
+ *     agent's velocity never sees, so a jam must be resolved here)
  *   + W_WALL * (1 - t_wall / wall_horizon)              (the centre crossing a
  *     wall segment of the local boundary within about two ticks: meshes are
  *     eroded by the agent radius, so the centre, not the rim, must stay in).
@@ -35,6 +41,7 @@
 #define W_SIDE 0.75f
 #define W_TOI 2.5f
 #define W_WALL 10.0f
+#define W_OVL 2.5f
 #define RING_DIVS 8
 #define STILL_SPEED 0.05f /* m/s: a neighbour slower than this stands still */
 #define REFINE_LEVELS 3
@@ -135,7 +142,7 @@ static float penalty(const avoid_ctx *c, float vx, float vz, float dvx, float dv
     float inv = 1.0f / c->vmax;
     float pen = W_DES * sqrtf((vx - dvx) * (vx - dvx) + (vz - dvz) * (vz - dvz)) * inv +
                 W_CUR * sqrtf((vx - c->vx) * (vx - c->vx) + (vz - c->vz) * (vz - c->vz)) * inv;
-    float tmin = c->horizon, side = 0.0f;
+    float tmin = c->horizon, side = 0.0f, ovl = 0.0f;
     float tlim = stop_time(c, vx, vz);
     uint32_t nside = 0;
     for (uint32_t j = 0; j < c->n; j++) {
@@ -153,6 +160,7 @@ static float penalty(const avoid_ctx *c, float vx, float vz, float dvx, float dv
         float lim = c->still[j] && tlim < tmin ? tlim : tmin;
         if (c->c0[j] < 0.0f) {
             tmin = 0.0f; /* overlapping and closing in */
+            ovl += bb * c->inv_len[j];
             continue;
         }
         float aa = ax * ax + az * az;
@@ -166,7 +174,7 @@ static float penalty(const avoid_ctx *c, float vx, float vz, float dvx, float dv
     }
     if (nside > 0)
         pen += W_SIDE * side / (float)nside;
-    pen += W_TOI / (0.1f + tmin / c->horizon);
+    pen += W_TOI / (0.1f + tmin / c->horizon) + W_OVL * ovl * inv;
     for (uint32_t k = 0; k < c->nsegs; k++) {
         float t = toi_wall(c, &c->segs[4 * k], vx, vz);
         if (t < c->wall_horizon)
@@ -279,7 +287,8 @@ bool steer_avoid(nav_steer *s, uint32_t i, const float dv[2], float goal_dist, f
         c.rr[c.n] = in->radius + o->radius;
         c.c0[c.n] = c.rx[c.n] * c.rx[c.n] + c.rz[c.n] * c.rz[c.n] - c.rr[c.n] * c.rr[c.n];
         c.still[c.n] = hypotf(o->vel[0], o->vel[2]) < STILL_SPEED;
-        c.inv_len[c.n] = 0.0f;
+        float l = hypotf(c.rx[c.n], c.rz[c.n]);
+        c.inv_len[c.n] = l > 1e-6f ? 1.0f / l : 0.0f;
         c.n++;
     }
     c.segs = s->segs;

@@ -37,7 +37,7 @@ typedef struct steer_agent {
     uint32_t poly; /* polygon under pos */
     float npos[3]; /* position after the move (then after separation) */
     uint32_t npoly;
-    float v[2];      /* velocity commanded after limits (xz); the answer reports what was made */
+    float v[2];      /* velocity reported: commanded after limits, or made along a wall (xz) */
     float budget;    /* max_speed * dt: the xz displacement allowed this tick, all moves included */
     uint8_t arrived; /* at the goal before the move (the answer also asks for a low speed) */
     float range;     /* neighbour query range, rim to rim, m */
@@ -134,8 +134,9 @@ bool steer_within(const nav_steer *s, uint32_t i, const float p[3]);
    agent's whole displacement stays within its budget (npos / npoly). */
 void steer_separate(nav_steer *s);
 
-/* Writes out[].pos / poly and the velocity actually made ((end - start) / dt
-   when the end is not the commanded move's), and `arrived`. */
+/* Writes out[].pos / poly (pushes included), the velocity of the own move
+   (steer_agent_tick: commanded, or made along a wall; never the push) and
+   `arrived`. */
 void steer_finish(nav_steer *s, nav_agent_out *out);
 
 #endif
