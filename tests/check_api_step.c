@@ -288,6 +288,61 @@ START_TEST(step_link_action_closed_loop) {
 }
 END_TEST
 
+/* A counter of /metrics ("navd_path_cache_hits"), or -1 when absent. */
+static long long metric(const char *series) {
+    th_response r;
+    ck_assert_int_eq(th_json(srv.port, "GET", "/metrics", NULL, &r), 0);
+    ck_assert_int_eq(r.status, 200);
+    long long v = -1;
+    size_t n = strlen(series);
+    for (const char *p = r.body; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+        if (strncmp(p, series, n) == 0 && p[n] == ' ')
+            v = strtoll(p + n + 1, NULL, 10);
+    th_response_free(&r);
+    return v;
+}
+
+/* The step endpoint goes through the process's path cache. On a mesh
+   uploaded for this test alone (so no earlier request warmed its keys), a
+   seeker at (3, 0, 1) (polygon 1 of the corridor, x in [2, 4]) heading for
+   (7, 0, 1) (polygon 3) needs the corridor of the pair (1, 3): the first
+   step searches and stores it (misses + 1, hits + 0), the same step again
+   finds it (hits + 1, misses + 0), and with "cache": false it is searched
+   without consulting the cache (both counters unchanged). The answers are
+   the same bytes all three times. */
+START_TEST(step_uses_path_cache) {
+    th_response r;
+    th_json(srv.port, "PUT", "/v1/navmeshes/cachecorr", CORRIDOR, &r);
+    ck_assert_int_eq(r.status, 201);
+    th_response_free(&r);
+    const char *body = "{\"dt\":0.05,\"agents\":[{\"id\":\"s\",\"position\":[3,0,1],"
+                       "\"behavior\":\"seek\",\"target\":[7,0,1]}]}";
+    long long h0 = metric("navd_path_cache_hits"), m0 = metric("navd_path_cache_misses");
+    ck_assert(h0 >= 0 && m0 >= 0);
+    th_response r1, r2, r3;
+    json_decref(post_step("cachecorr", body, 200, &r1));
+    long long h1 = metric("navd_path_cache_hits"), m1 = metric("navd_path_cache_misses");
+    ck_assert_int_eq(h1 - h0, 0);
+    ck_assert_int_eq(m1 - m0, 1);
+    json_decref(post_step("cachecorr", body, 200, &r2));
+    long long h2 = metric("navd_path_cache_hits"), m2 = metric("navd_path_cache_misses");
+    ck_assert_int_eq(h2 - h1, 1);
+    ck_assert_int_eq(m2 - m1, 0);
+    char nocache[256];
+    snprintf(nocache, sizeof nocache, "{\"cache\":false,%s", body + 1);
+    json_decref(post_step("cachecorr", nocache, 200, &r3));
+    ck_assert_int_eq(metric("navd_path_cache_hits"), h2);
+    ck_assert_int_eq(metric("navd_path_cache_misses"), m2);
+    ck_assert_uint_eq(r1.body_len, r2.body_len);
+    ck_assert_int_eq(memcmp(r1.body, r2.body, r1.body_len), 0);
+    ck_assert_uint_eq(r1.body_len, r3.body_len);
+    ck_assert_int_eq(memcmp(r1.body, r3.body, r1.body_len), 0);
+    th_response_free(&r1);
+    th_response_free(&r2);
+    th_response_free(&r3);
+}
+END_TEST
+
 extern Suite *api_step_suite(void);
 Suite *api_step_suite(void) {
     Suite *s = suite_create("api_step");
@@ -298,6 +353,7 @@ Suite *api_step_suite(void) {
     tcase_add_test(tc, step_field_errors);
     tcase_add_test(tc, step_link_action_closed_loop);
     tcase_add_test(tc, step_contract_enum_corners_speed);
+    tcase_add_test(tc, step_uses_path_cache);
     suite_add_tcase(s, tc);
     return s;
 }

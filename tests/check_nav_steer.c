@@ -1320,6 +1320,305 @@ START_TEST(property_random_crowds_accel_limit) {
 }
 END_TEST
 
+/* ---- behaviours and avoidance, one line each (tests that fail when it breaks) ---- */
+
+/* Avoidance scores the local wall boundary. Corridor [0,20] x [0,4], wall
+   z = 0. Agent A at (5, 0.05) seeks (15, 0.05) at full speed (2, 0), with
+   max_accel 100 so the limits pass avoidance's choice through; B comes
+   head-on at (-2, 0) from (x, 0.2) (1.2 and 1.6 m ahead): closing at 4 m/s,
+   centres 0.15 m apart across the corridor, radii 0.3 + 0.3, so A must
+   dodge sideways. The wall term penalises a centre crossing a wall segment
+   within the wall horizon 2 * dt = 0.1 s; from z = 0.05 every velocity with
+   vz < -0.05 / 0.1 = -0.5 does. Under B (-z) is the side B's offset leaves
+   open, so without the boundary A dodges into the wall (vz about -0.7);
+   with it A dodges over B (+z). So: avoiding, vz >= 0 (nothing into the
+   wall), the next position on the interior side (z >= 0), and no crossing
+   within the horizon (0.05 + 0.1 * vz >= 0). */
+START_TEST(avoidance_respects_wall_boundary) {
+    nav_mesh *m = corridor(20, 4);
+    const float bxs[2] = {6.2f, 6.6f};
+    for (int k = 0; k < 2; k++) {
+        sim w;
+        sim_init(&w, m, 2, 0);
+        w.in[0] = agent_at(5, 0.05f, NAV_BEHAVIOR_SEEK);
+        set_target(&w.in[0], 15, 0.05f);
+        w.in[0].vel[0] = 2;
+        w.in[0].max_accel = 100;
+        w.in[1] = agent_at(bxs[k], 0.2f, NAV_BEHAVIOR_SEEK);
+        set_target(&w.in[1], 1, 0.2f);
+        w.in[1].vel[0] = -2;
+        sim_tick(&w);
+        const nav_agent_out *a = &w.out[0];
+        ck_assert(a->avoiding);
+        ck_assert_msg(a->vel[2] >= 0.0f, "B at x %g: dodged into the wall, vz %g", (double)bxs[k],
+                      (double)a->vel[2]);
+        ck_assert(0.05f + 2.0f * DT * a->vel[2] >= 0.0f);
+        ck_assert(a->pos[2] >= 0.0f);
+        sim_free(&w);
+    }
+    nav_mesh_free(m);
+}
+END_TEST
+
+/* Wander is a pure function of the agent id and the request. On a 40 x 40
+   quad, agent at (20, 20) from rest, max_speed 2, max_accel 8, dt 0.05:
+   - the same request twice (fresh scratch each time): identical answers;
+   - ids "w1" and "w2" alone at the same state: different headings (the
+     hash of the id picks it; 2^-24 odds of a tie);
+   - params.seed 0 vs 1 for "w1": different too (the seed is mixed in);
+   - it moves: from rest the desired velocity has length max_speed 2 > the
+     allowed change 8 * 0.05 = 0.4, so the first answer's speed is exactly
+     0.4; fed back, the speed does not drop while below 2 cos 0.6 = 1.65 in
+     open space (each tick's jitter turns at most 0.6 rad, so the desired
+     velocity, of length 2, has a component along v of at least 2 cos 0.6 >
+     |v|), hence it stays >= 0.4 and after 10 ticks the agent has moved:
+     asserted > 0.1 m from its start. */
+static void wander_once(const nav_mesh *m, const char *id, uint64_t seed, nav_agent_out *out) {
+    sim w;
+    sim_init(&w, m, 1, 0);
+    w.p.seed = seed;
+    w.in[0] = agent_at(20, 20, NAV_BEHAVIOR_WANDER);
+    w.in[0].id = id;
+    nav_step_error err;
+    ck_assert_int_eq(nav_step(w.s, m, w.q, NULL, &w.p, w.in, 1, w.obs, 0, w.out, &err), NAV_OK);
+    *out = w.out[0];
+    sim_free(&w);
+}
+
+START_TEST(wander_deterministic_and_moves) {
+    fx_builder *b = fx_new();
+    fx_quad(b, 0, 0, 40, 40, 0, 0);
+    nav_mesh *m = fx_build(b);
+    nav_agent_out a1, a2, b1, s1;
+    wander_once(m, "w1", 0, &a1);
+    wander_once(m, "w1", 0, &a2);
+    ck_assert_int_eq(memcmp(&a1, &a2, sizeof a1), 0);
+    wander_once(m, "w2", 0, &b1);
+    ck_assert_msg(a1.vel[0] != b1.vel[0] || a1.vel[2] != b1.vel[2], "ids w1 and w2 wander alike");
+    wander_once(m, "w1", 1, &s1);
+    ck_assert(a1.vel[0] != s1.vel[0] || a1.vel[2] != s1.vel[2]);
+    ck_assert_float_eq_tol(hypotf(a1.vel[0], a1.vel[2]), 0.4f, 1e-5f);
+    ck_assert_float_eq_tol(hypotf(a1.desired_vel[0], a1.desired_vel[2]), 2.0f, 1e-5f);
+
+    sim w;
+    sim_init(&w, m, 1, 0);
+    w.in[0] = agent_at(20, 20, NAV_BEHAVIOR_WANDER);
+    w.in[0].id = "w1";
+    float start[3] = {20, 0, 20}, prev = 0.0f;
+    for (int t = 0; t < 10; t++) {
+        sim_tick(&w);
+        float sp = hypotf(w.out[0].vel[0], w.out[0].vel[2]);
+        if (prev < 1.65f)
+            ck_assert_msg(sp >= prev - 1e-5f, "tick %d: speed fell %g -> %g", t, (double)prev,
+                          (double)sp);
+        prev = sp;
+    }
+    ck_assert(prev >= 0.4f);
+    ck_assert(dxz(w.out[0].pos, start) > 0.1f);
+    sim_free(&w);
+    nav_mesh_free(m);
+}
+END_TEST
+
+/* Evade flees the threat's predicted position, flee its current one. On a
+   40 x 40 quad, agent at (20, 20), max_speed 2; threat at (20, 16) (4 m
+   away) moving (3, 0, 0). Evade looks ahead t = min(4 / 2, horizon 2) = 2 s:
+   predicted threat (20 + 3 * 2, 16) = (26, 16). Away from it: (20 - 26,
+   20 - 16) = (-6, 4), |.| = sqrt(52) = 7.2111, so the desired velocity is
+   2 * (-0.83205, 0.55470) = (-1.66410, 1.10940) (the straight-away
+   direction has a clear 2 m run, so it is taken as is). Flee ignores the
+   threat's velocity: away from (20, 16) is (0, 1), desired (0, 2). */
+START_TEST(evade_uses_target_velocity) {
+    fx_builder *b = fx_new();
+    fx_quad(b, 0, 0, 40, 40, 0, 0);
+    nav_mesh *m = fx_build(b);
+    sim w;
+    sim_init(&w, m, 1, 0);
+    const nav_behavior bs[2] = {NAV_BEHAVIOR_EVADE, NAV_BEHAVIOR_FLEE};
+    const float want[2][2] = {{-1.66410f, 1.10940f}, {0.0f, 2.0f}};
+    for (int k = 0; k < 2; k++) {
+        w.in[0] = agent_at(20, 20, bs[k]);
+        w.in[0].threat[0] = 20;
+        w.in[0].threat[2] = 16;
+        w.in[0].has_threat = true;
+        w.in[0].target_vel[0] = 3;
+        w.in[0].has_target_vel = true;
+        nav_step_error err;
+        ck_assert_int_eq(nav_step(w.s, m, w.q, NULL, &w.p, w.in, 1, w.obs, 0, w.out, &err), NAV_OK);
+        ck_assert_int_eq(w.out[0].behavior, bs[k]);
+        ck_assert_float_eq_tol(w.out[0].desired_vel[0], want[k][0], 1e-4f);
+        ck_assert_float_eq_tol(w.out[0].desired_vel[2], want[k][1], 1e-4f);
+    }
+    sim_free(&w);
+    nav_mesh_free(m);
+}
+END_TEST
+
+/* Hide picks the closest spot that is still hidden after snapping. Quad
+   [0,40] x [0,40], threat T = (15, 5.1), agent radius 0.3 at (21, 3); the
+   spot behind an obstacle of radius r is its centre + (centre - T) / |..| *
+   (r + 0.3 + 0.2):
+   - A (20, 0.1) r 0.2, 0.1 m inside the wall z = 0: direction (5, -5) /
+     7.0711 = (0.70711, -0.70711), spot (20.49497, -0.39497), off the mesh;
+     snapped (box 0.7 around it) to (20.49497, 0). The segment T -> (20.49497,
+     0) passes 0.2634 m from A's centre (> r = 0.2): not hidden, rejected,
+     though A is the nearest obstacle and its spot the nearest (3.04 m);
+   - B (25, 10) r 1: direction (10, 4.9) / 11.1360, spot (26.34699,
+     10.66002), on the mesh, hidden (on the line through B), 9.34 m away;
+   - C (10, 30) r 1: spot (9.70469, 31.47064), hidden, 30.63 m away.
+   So the agent heads for B's spot: the path is straight, corners [0] is
+   the spot. Listed A, B, C and A, C, B: the answer does not depend on the
+   order (neither "first hidden" nor "last hidden" would pass both). */
+START_TEST(hide_picks_nearest_hidden_spot) {
+    fx_builder *b = fx_new();
+    fx_quad(b, 0, 0, 40, 40, 0, 0);
+    nav_mesh *m = fx_build(b);
+    const float obs[3][3] = {{20, 0.1f, 0.2f}, {25, 10, 1}, {10, 30, 1}}; /* x, z, r */
+    const int orders[2][3] = {{0, 1, 2}, {0, 2, 1}};
+    for (int o = 0; o < 2; o++) {
+        sim w;
+        sim_init(&w, m, 1, 3);
+        w.in[0] = agent_at(21, 3, NAV_BEHAVIOR_HIDE);
+        w.in[0].threat[0] = 15;
+        w.in[0].threat[2] = 5.1f;
+        w.in[0].has_threat = true;
+        for (int k = 0; k < 3; k++) {
+            const float *ob = obs[orders[o][k]];
+            w.obs[k].pos[0] = ob[0];
+            w.obs[k].pos[2] = ob[1];
+            w.obs[k].radius = ob[2];
+        }
+        sim_tick(&w);
+        ck_assert_int_eq(w.out[0].behavior, NAV_BEHAVIOR_HIDE);
+        ck_assert_uint_ge(w.out[0].ncorners, 2);
+        ck_assert_float_eq_tol(w.out[0].corners[0][0], 26.34699f, 1e-3f);
+        ck_assert_float_eq_tol(w.out[0].corners[0][2], 10.66002f, 1e-3f);
+        /* and that spot is hidden from T behind B: distance from B's centre
+           to the segment T -> spot below B's radius */
+        const float *sp = w.out[0].corners[0];
+        float sx = sp[0] - 15, sz = sp[2] - 5.1f;
+        float t = ((25 - 15) * sx + (10 - 5.1f) * sz) / (sx * sx + sz * sz);
+        ck_assert(t > 0 && t < 1);
+        ck_assert(hypotf(15 + sx * t - 25, 5.1f + sz * t - 10) < 1.0f);
+        sim_free(&w);
+    }
+    nav_mesh_free(m);
+}
+END_TEST
+
+/* A two-way link used backwards. Islands [0,4] x [0,4] and [10,14] x [0,4],
+   a bidirectional "jump" link (3.5, 2) <-> (10.5, 2), radius 0.5. An agent at
+   (13, 2) on the east island seeking (1, 2) walks west to the link's end
+   (10.5, 2), which is where it enters the link, and gets the action with
+   start and end swapped: start (10.5, 0, 2), end (3.5, 0, 2). It is never
+   moved across the gap (x stays >= 10). */
+START_TEST(link_used_backwards_swaps_action) {
+    fx_builder *b = fx_new();
+    fx_quad(b, 0, 0, 4, 4, 0, 0);
+    fx_quad(b, 10, 0, 14, 4, 0, 0);
+    float ls[3] = {3.5f, 0, 2}, le[3] = {10.5f, 0, 2};
+    fx_link(b, ls, le, 0.5f, 1, 0, "jump");
+    nav_mesh *m = fx_build(b);
+    sim w;
+    sim_init(&w, m, 1, 0);
+    w.in[0] = agent_at(13, 2, NAV_BEHAVIOR_SEEK);
+    set_target(&w.in[0], 1, 2);
+    bool action = false;
+    for (int tick = 0; tick < 200 && !action; tick++) {
+        sim_tick(&w);
+        ck_assert(w.out[0].pos[0] >= 10.0f - 1e-4f);
+        if (tick == 0) {
+            ck_assert_uint_ge(w.out[0].ncorners, 2);
+            ck_assert_float_eq_tol(w.out[0].corners[0][0], 10.5f, 1e-3f);
+            ck_assert_float_eq_tol(w.out[0].corners[1][0], 3.5f, 1e-3f);
+        }
+        action = w.out[0].has_action;
+    }
+    ck_assert(action);
+    ck_assert_str_eq(w.out[0].action.kind, "jump");
+    ck_assert_float_eq_tol(w.out[0].action.start[0], 10.5f, 1e-4f);
+    ck_assert_float_eq_tol(w.out[0].action.start[2], 2.0f, 1e-4f);
+    ck_assert_float_eq_tol(w.out[0].action.end[0], 3.5f, 1e-4f);
+    ck_assert_float_eq_tol(w.out[0].action.end[2], 2.0f, 1e-4f);
+    ck_assert(dxz(w.out[0].pos, le) <= 0.5f + 1e-4f);
+    sim_free(&w);
+    nav_mesh_free(m);
+}
+END_TEST
+
+/* Seek never overshoots in one tick. Agent at (5, 5) moving (2, 0) with
+   max_speed 3.5, max_accel 8, dt 0.05, target (5.1, 5), 0.1 m away: the seek
+   speed is min(3.5, 0.1 / 0.05) = 2, equal to the current velocity (no
+   acceleration needed), so it moves 2 * 0.05 = 0.1 m and lands exactly on
+   (5.1, 5). (Full speed 3.5 would be cut by max_accel to 2 + 0.4 = 2.4 and
+   land at 5.12, past the target.) */
+START_TEST(seek_lands_on_target) {
+    fx_builder *b = fx_new();
+    fx_quad(b, 0, 0, 20, 20, 0, 0);
+    nav_mesh *m = fx_build(b);
+    sim w;
+    sim_init(&w, m, 1, 0);
+    w.in[0] = agent_at(5, 5, NAV_BEHAVIOR_SEEK);
+    w.in[0].max_speed = 3.5f;
+    w.in[0].vel[0] = 2;
+    set_target(&w.in[0], 5.1f, 5);
+    sim_tick(&w);
+    ck_assert_float_eq_tol(w.out[0].desired_vel[0], 2.0f, 1e-4f);
+    ck_assert_float_eq_tol(w.out[0].pos[0], 5.1f, 1e-5f);
+    ck_assert_float_eq_tol(w.out[0].pos[2], 5.0f, 1e-5f);
+    sim_free(&w);
+    nav_mesh_free(m);
+}
+END_TEST
+
+/* Toward B once A is nearly reached and B is in sight. An L corridor of
+   cheap cells (area 0: the row [0,12] x [0,2] and the column [10,12] x
+   [0,12]) inside a 12 x 12 field whose other cells are mud (area 1, cost 50
+   with the filter below): the path keeps to the L, so from (9.6, 1.6) to
+   (11, 11) it turns at the L's inner corner, corners A = (10, 2), B =
+   (11, 11). A is |(0.4, 0.4)| = 0.566 m away, within max(2 * radius 0.6,
+   2 * speed * dt = 0.2) = 0.6; the mud is walkable, so a raycast to B is
+   clear: the agent steers at B, desired velocity 2 * (1.4, 9.4) / 9.5037 =
+   (0.29462, 1.97818) (toward A it would be (1.41421, 1.41421)). On a plain
+   L corridor B is never in sight while A is a path corner (the shortest
+   path in a simple polygon is straight where it can be), so the path must
+   bend for a reason the raycast does not see: here, area costs. */
+START_TEST(steers_toward_b_when_a_is_near) {
+    fx_builder *b = fx_new();
+    for (int x = 0; x < 12; x += 2)
+        for (int z = 0; z < 12; z += 2)
+            fx_quad(b, (float)x, (float)z, (float)x + 2, (float)z + 2, 0,
+                    (z == 0 || x == 10) ? 0 : 1);
+    nav_mesh *m = fx_build(b);
+    nav_filter f;
+    nav_filter_default(&f);
+    f.area_cost[1] = 50;
+    sim w;
+    sim_init(&w, m, 1, 0);
+    w.p.filter = &f;
+    w.in[0] = agent_at(9.6f, 1.6f, NAV_BEHAVIOR_SEEK);
+    set_target(&w.in[0], 11, 11);
+    nav_step_error err;
+    ck_assert_int_eq(nav_step(w.s, m, w.q, NULL, &w.p, w.in, 1, w.obs, 0, w.out, &err), NAV_OK);
+    ck_assert_uint_ge(w.out[0].ncorners, 2);
+    ck_assert_float_eq_tol(w.out[0].corners[0][0], 10.0f, 1e-4f);
+    ck_assert_float_eq_tol(w.out[0].corners[0][2], 2.0f, 1e-4f);
+    ck_assert_float_eq_tol(w.out[0].corners[1][0], 11.0f, 1e-4f);
+    ck_assert_float_eq_tol(w.out[0].corners[1][2], 11.0f, 1e-4f);
+    ck_assert_float_eq_tol(w.out[0].desired_vel[0], 0.29462f, 1e-4f);
+    ck_assert_float_eq_tol(w.out[0].desired_vel[2], 1.97818f, 1e-4f);
+    /* farther from A (1.5 m, beyond 0.6), it steers at A: from (8.5, 0.5),
+       (1.5, 1.5) / 2.1213 * 2 = (1.41421, 1.41421) */
+    w.in[0] = agent_at(8.5f, 0.5f, NAV_BEHAVIOR_SEEK);
+    set_target(&w.in[0], 11, 11);
+    ck_assert_int_eq(nav_step(w.s, m, w.q, NULL, &w.p, w.in, 1, w.obs, 0, w.out, &err), NAV_OK);
+    ck_assert_float_eq_tol(w.out[0].desired_vel[0], 1.41421f, 1e-4f);
+    ck_assert_float_eq_tol(w.out[0].desired_vel[2], 1.41421f, 1e-4f);
+    sim_free(&w);
+    nav_mesh_free(m);
+}
+END_TEST
+
 extern Suite *nav_steer_suite(void);
 Suite *nav_steer_suite(void) {
     Suite *s = suite_create("nav_steer");
@@ -1355,6 +1654,13 @@ Suite *nav_steer_suite(void) {
     tcase_add_test(st, separation_within_speed_budget);
     tcase_add_test(st, property_random_crowds_speed_budget);
     tcase_add_test(st, property_random_crowds_accel_limit);
+    tcase_add_test(st, avoidance_respects_wall_boundary);
+    tcase_add_test(st, wander_deterministic_and_moves);
+    tcase_add_test(st, evade_uses_target_velocity);
+    tcase_add_test(st, hide_picks_nearest_hidden_spot);
+    tcase_add_test(st, link_used_backwards_swaps_action);
+    tcase_add_test(st, seek_lands_on_target);
+    tcase_add_test(st, steers_toward_b_when_a_is_near);
     suite_add_tcase(s, st);
     return s;
 }
