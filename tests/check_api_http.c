@@ -14,6 +14,7 @@
  * derived by hand next to them.
  */
 #include <check.h>
+#include <dirent.h>
 #include <jansson.h>
 #include <math.h>
 #include <pthread.h>
@@ -1058,10 +1059,27 @@ START_TEST(config_errors_exit_2) {
                            "--request-timeout",
                            "--connection-timeout",
                            "--max-connections",
+                           "--max-links",
+                           "--max-pending-writes",
                            "--log-level",
                            "NAVD_API_KEY"};
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
         ck_assert_msg(strstr(out, flags[i]), "--help lacks %s", flags[i]);
+    /* a file that is not a database: exit 1, and the log says why (not just "i/o error") */
+    char dir[] = "/tmp/navd-baddb-XXXXXX", cmd[400];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char db[300];
+    snprintf(db, sizeof db, "%s/bad.db", dir);
+    FILE *f = fopen(db, "wb");
+    ck_assert_ptr_nonnull(f);
+    for (int i = 0; i < 64; i++)
+        fputs("this is not an SQLite database, only text. ", f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "--port 0 --db %s", db);
+    ck_assert_int_eq(run_navd(cmd, out, sizeof out), 1);
+    ck_assert_msg(strstr(out, "not a usable SQLite database"), "%s", out);
+    unlink(db);
+    rmdir(dir);
 }
 END_TEST
 
@@ -1075,8 +1093,12 @@ START_TEST(idle_connection_is_closed) {
     ck_assert_int_eq(th_connect(&c, s.port), 0);
     const char partial[] = "GET /health HT";
     ck_assert(write(c.fd, partial, sizeof partial - 1) > 0);
+    /* the server must close it: readable (end of stream) well before the
+       client's own 30 s receive timeout, which must not be what ends the wait */
+    struct pollfd pf = {.fd = c.fd, .events = POLLIN};
+    ck_assert_msg(poll(&pf, 1, 10000) == 1, "the idle connection was not closed within 10 s");
     char buf[64];
-    ssize_t n = recv(c.fd, buf, sizeof buf, 0); /* blocks until the server closes (30 s cap) */
+    ssize_t n = recv(c.fd, buf, sizeof buf, 0);
     ck_assert_int_le(n, 0);
     th_close(&c);
     /* the server still answers others */
@@ -1085,6 +1107,104 @@ START_TEST(idle_connection_is_closed) {
     ck_assert_int_eq(r.status, 200);
     th_response_free(&r);
     stop_clean(&s);
+}
+END_TEST
+
+/* Reads one response on c, waiting at most ms for its first byte: 0 when
+   nothing came in that time (the connection is still open), else its
+   status (-1 on a closed or failed connection). */
+static int answer_within(th_conn *c, int ms) {
+    struct pollfd pf = {.fd = c->fd, .events = POLLIN};
+    if (poll(&pf, 1, ms) != 1)
+        return 0;
+    th_response r;
+    if (th_conn_read(c, "GET", &r) != 0)
+        return -1;
+    int st = r.status;
+    th_response_free(&r);
+    return st;
+}
+
+/* --max-connections 2: two keep-alive clients hold both slots; a third
+   connection is not served (it waits in the listen backlog, it is not
+   refused) until one of the two closes, then it is answered. */
+START_TEST(connection_limit_holds_the_third) {
+    th_server s;
+    const char *args[] = {"--max-connections", "2", "--threads", "1", NULL};
+    ck_assert(th_start(&s, NULL, args) == 0);
+    th_conn c[3];
+    for (int i = 0; i < 2; i++) {
+        th_response r;
+        ck_assert_int_eq(th_connect(&c[i], s.port), 0);
+        ck_assert_int_eq(th_conn_request(&c[i], "GET", "/health", NULL, NULL, 0, NULL, &r), 0);
+        ck_assert_int_eq(r.status, 200); /* and the connection is kept alive */
+        th_response_free(&r);
+    }
+    ck_assert_int_eq(th_connect(&c[2], s.port), 0); /* the kernel completes the handshake */
+    const char req[] = "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+    ck_assert(write(c[2].fd, req, sizeof req - 1) == (ssize_t)(sizeof req - 1));
+    ck_assert_int_eq(answer_within(&c[2], 700), 0);
+    th_close(&c[0]);
+    ck_assert_int_eq(answer_within(&c[2], 10000), 200);
+    th_close(&c[1]);
+    th_close(&c[2]);
+    stop_clean(&s);
+}
+END_TEST
+
+/* Obstacles per step are bounded like agents (--max-agents): 413, naming
+   obstacles. The bound also sizes the server's per-thread obstacle buffer. */
+START_TEST(step_obstacles_limit) {
+    th_server s;
+    const char *args[] = {"--max-agents", "2", "--demo", NULL};
+    ck_assert(th_start(&s, NULL, args) == 0);
+    const char *body = "{\"dt\":0.05,\"agents\":[{\"id\":\"a\",\"position\":[1,0,1]}],"
+                       "\"obstacles\":[{\"position\":[2,0,2],\"radius\":0.5},"
+                       "{\"position\":[3,0,2],\"radius\":0.5},"
+                       "{\"position\":[4,0,2],\"radius\":0.5}]}";
+    th_response r;
+    ck_assert_int_eq(th_json(s.port, "POST", "/v1/navmeshes/demo/step", body, &r), 0);
+    ck_assert_msg(r.status == 413 && strstr(r.body, "\"payload_too_large\"") &&
+                      strstr(r.body, "obstacles"),
+                  "%d %s", r.status, r.body);
+    th_response_free(&r);
+    stop_clean(&s);
+}
+END_TEST
+
+/* Threads of a running navd (from /proc), or -1. */
+static int navd_threads(pid_t pid) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* --threads N runs N HTTP worker threads: navd with 5 has 4 threads more
+   than navd with 1 (everything else alike). */
+START_TEST(thread_pool_size) {
+    int count[2];
+    const char *n[2] = {"1", "5"};
+    for (int k = 0; k < 2; k++) {
+        th_server s;
+        const char *args[] = {"--threads", n[k], NULL};
+        ck_assert(th_start(&s, NULL, args) == 0);
+        count[k] = navd_threads(s.pid);
+        stop_clean(&s);
+    }
+    if (count[0] < 0) {
+        printf("api_http: /proc unavailable, thread pool size not checked\n");
+        return;
+    }
+    ck_assert_msg(count[1] - count[0] == 4, "threads: %d with --threads 1, %d with --threads 5",
+                  count[0], count[1]);
 }
 END_TEST
 
@@ -2008,6 +2128,9 @@ Suite *api_http_suite(void) {
     tcase_add_test(tc, env_config_applies);
     tcase_add_test(tc, config_table_parses);
     tcase_add_test(tc, idle_connection_is_closed);
+    tcase_add_test(tc, connection_limit_holds_the_third);
+    tcase_add_test(tc, step_obstacles_limit);
+    tcase_add_test(tc, thread_pool_size);
     tcase_add_test(tc, trickled_headers_are_cut);
     tcase_add_test(tc, sigterm_finishes_in_flight);
     suite_add_tcase(s, tc);
