@@ -132,32 +132,36 @@ static void jw_ids(api_jw *w, const uint32_t *ids, uint32_t n) {
 /*
  * The error for a failed nav/ call, one wording for every query: when `off`
  * names the point that failed to snap (and st says so) "<off> is not within
- * extents", otherwise "the <what> failed: <status>". `where` prefixes both
- * (a batch slot, "queries[2]."). Returns the code, like api_fail.
+ * extents", otherwise "the <what> failed: <status>". `slot` is "" or a batch
+ * slot ("queries[2]"): it prefixes a point name as a field path
+ * ("queries[2].end is not within ...") and is named inside the sentence
+ * otherwise ("the path query in queries[2] failed: ..."), since the engine's
+ * status names no field. Returns the code, like api_fail.
  */
-static api_code nav_fail(api_err *e, nav_status st, const char *where, const char *off,
-                         const char *what) {
+api_code api_nav_fail(api_err *e, nav_status st, const char *slot, const char *off,
+                      const char *what) {
     if (off && st == NAV_E_OFF_MESH)
-        return api_fail(e, API_E_POINT_OFF_MESH, "%s%s is not within extents of the navmesh", where,
-                        off);
-    return api_fail(e, api_code_from_nav(st), "%sthe %s failed: %s", where, what,
-                    nav_status_text(st));
+        return api_fail(e, API_E_POINT_OFF_MESH, "%s%s%s is not within extents of the navmesh",
+                        slot, *slot ? "." : "", off);
+    return api_fail(e, api_code_from_nav(st), "the %s%s%s failed: %s", what, *slot ? " in " : "",
+                    slot, nav_status_text(st));
 }
 
-/* Answers the error nav_fail words (no batch prefix). */
+/* Answers the error api_nav_fail words (no batch slot). */
 static void reply_nav_fail(api_req *r, nav_status st, const char *off, const char *what) {
     api_err e = {0};
-    nav_fail(&e, st, "", off, what);
+    api_nav_fail(&e, st, "", off, what);
     api_reply_error(r, &e);
 }
 
 /*
  * Runs one path query and appends its response object to w, or fills e and
- * appends nothing. `where` prefixes point names in errors ("queries[2].").
+ * appends nothing. `slot` names the batch slot in errors ("queries[2]", or
+ * "" for a single query; see api_nav_fail).
  * Written with the direct writer (api_jw): this is the hottest response.
  */
 static api_code run_path(api_scratch *s, const nav_mesh *m, const api_path_query *pq,
-                         const char *where, api_jw *w, api_err *e) {
+                         const char *slot, api_jw *w, api_err *e) {
     nav_path_request req;
     api_path_request(pq, &req);
     nav_path_result res;
@@ -176,7 +180,7 @@ static api_code run_path(api_scratch *s, const nav_mesh *m, const api_path_query
     nav_cache *c = pq->opts.cache ? cache : NULL;
     nav_status st = nav_find_path_cached(s->q, c, m, &req, &res, &outcome);
     if (st != NAV_OK)
-        return nav_fail(e, st, where, res.start_poly == NO_POLY ? "start" : "end", "path query");
+        return api_nav_fail(e, st, slot, res.start_poly == NO_POLY ? "start" : "end", "path query");
     bool partial = res.flags & (NAV_PATH_PARTIAL_UNREACHABLE | NAV_PATH_PARTIAL_BUDGET);
     const char *cache_word = !pq->opts.cache             ? "bypass"
                              : outcome == NAV_CACHE_HIT  ? "hit"
@@ -410,10 +414,8 @@ void api_h_paths(api_req *r) {
         if (i)
             api_jw_lit(&w, ",");
         api_code c = api_decode_path(json_array_get(queries, i), where, &base, &pq, &e);
-        if (c == API_OK) {
-            strcat(where, ".");
+        if (c == API_OK)
             c = run_path(s, ent->mesh, &pq, where, &w, &e);
-        }
         if (c != API_OK) {
             /* this query's error in its own slot; the others are still answered */
             api_jw_lit(&w, "{\"error\":{\"code\":");

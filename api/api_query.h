@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "api/api.h"
+#include "api/api_error.h"
 #include "nav/nav_cache.h"
 #include "nav/nav_query.h"
 
@@ -36,5 +37,15 @@ void api_query_shutdown(void);
 api_scratch *api_query_scratch(void);
 /* The process's path cache, or NULL when --cache-bytes is 0. */
 nav_cache *api_query_cache(void);
+
+/*
+ * Fills e with the error for a failed nav/ query call and returns its code.
+ * st NAV_E_OFF_MESH with `off` set (the point that did not snap: "start"):
+ * point_off_mesh, "<slot>.<off> is not within extents of the navmesh";
+ * any other status: "the <what> [in <slot>] failed: <status text>". slot is
+ * "" for a single query or a batch slot such as "queries[2]", never NULL.
+ */
+api_code api_nav_fail(api_err *e, nav_status st, const char *slot, const char *off,
+                      const char *what);
 
 #endif

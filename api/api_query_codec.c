@@ -43,6 +43,12 @@ static api_code decode_area_costs(const json_t *v, const char *w, nav_filter *f,
             json_number_value(cost) <= 0 || !isfinite((float)json_number_value(cost)))
             return api_fail(e, API_E_BAD_REQUEST, "%s[\"%s\"] must be a positive finite number", w,
                             key);
+        /* Costs are 32-bit floats in nav/: one that rounds to 0 there
+           (below about 1.4e-45) would fail the engine's filter check with
+           no field named, so it is refused here, by name. */
+        if (!((float)json_number_value(cost) > 0))
+            return api_fail(e, API_E_BAD_REQUEST,
+                            "%s[\"%s\"] is too small: it rounds to 0 as a 32-bit float", w, key);
         f->area_cost[a] = (float)json_number_value(cost);
     }
     return API_OK;

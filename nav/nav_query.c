@@ -820,8 +820,10 @@ nav_status nav_path_validate(const nav_query *q, const nav_mesh *m, const nav_pa
         return NAV_E_INVALID_ARG;
     if (!finite3(req->start) || !finite3(req->end) || !finite3(req->extents))
         return NAV_E_INVALID_ARG;
+    /* A 0 half-size is a flat box, as nav_mesh_nearest allows: a point
+       exactly on the surface still snaps. */
     for (int k = 0; k < 3; k++)
-        if (!(req->extents[k] > 0))
+        if (req->extents[k] < 0)
             return NAV_E_INVALID_ARG;
     if (req->algorithm != NAV_ALGO_AUTO && req->algorithm != NAV_ALGO_OPTIMAL &&
         req->algorithm != NAV_ALGO_CORRIDOR)

@@ -53,7 +53,7 @@ enum nav_path_flags {
 typedef struct nav_path_request {
     float start[3];
     float end[3];
-    float extents[3];         /* snapping half-box, e.g. {2, 4, 2} */
+    float extents[3];         /* snapping half-box, each >= 0, e.g. {2, 4, 2} */
     const nav_filter *filter; /* NULL: default (uniform) */
     uint32_t max_nodes;       /* search budget; 0 or above the pool: the pool size */
     nav_algo algorithm;

@@ -227,8 +227,8 @@ nav_status nav_step_validate(const nav_steer_params *params, const nav_agent_in 
     if (!isfinite(params->dt) || !(params->dt > 0.0f) || params->dt > 1.0f)
         return fail(err, -1, -1, NAV_STEP_FIELD_DT, -1, "must be a finite number in (0, 1]");
     for (int k = 0; k < 3; k++)
-        if (!isfinite(params->extents[k]) || !(params->extents[k] > 0.0f))
-            return fail(err, -1, -1, NAV_STEP_FIELD_EXTENTS, k, "must be a finite number > 0");
+        if (!isfinite(params->extents[k]) || !(params->extents[k] >= 0.0f))
+            return fail(err, -1, -1, NAV_STEP_FIELD_EXTENTS, k, "must be a finite number >= 0");
     if (!isfinite(params->horizon) || !(params->horizon > 0.0f) || params->horizon > 60.0f)
         return fail(err, -1, -1, NAV_STEP_FIELD_HORIZON, -1, "must be a finite number in (0, 60]");
     if (!isfinite(params->arrive_tolerance) || !(params->arrive_tolerance > 0.0f))

@@ -148,7 +148,7 @@ typedef struct nav_obstacle {
 /* Step-wide parameters. nav_steer_params_default fills the defaults. */
 typedef struct nav_steer_params {
     float dt;                 /* seconds, finite, in (0, 1] */
-    float extents[3];         /* snapping half-box, > 0; default {2, 4, 2} */
+    float extents[3];         /* snapping half-box, each >= 0; default {2, 4, 2} */
     const nav_filter *filter; /* NULL: default */
     bool avoidance;           /* default true */
     float horizon;            /* s, > 0: look-ahead of avoidance; default 2 */

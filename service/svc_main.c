@@ -104,9 +104,12 @@ int main(int argc, char **argv) {
     /* 2. store */
     store *st = NULL;
     ensure_parent_dir(cfg.db);
-    store_status ss = store_open(cfg.db, &st);
+    char why[256] = "";
+    store_status ss = store_open_detail(cfg.db, &st, why, sizeof why);
     if (ss != STORE_OK) {
-        api_log(API_LOG_ERROR, "cannot open the database %s: %s", cfg.db, store_status_text(ss));
+        /* the store's reason says which (not a database, newer schema, ...) */
+        api_log(API_LOG_ERROR, "cannot open the database %s: %s", cfg.db,
+                why[0] ? why : store_status_text(ss));
         return 1;
     }
 

@@ -20,6 +20,7 @@
 
 #include "api/api_codec.h"
 #include "api/api_json.h"
+#include "api/api_query.h"
 #include "api/api_query_codec.h"
 #include "test_fixtures.h"
 
@@ -171,6 +172,30 @@ START_TEST(error_table) {
 }
 END_TEST
 
+/* The wording of a failed nav/ query call (api_nav_fail), alone and in a
+   batch slot: a point that did not snap is a field ("queries[2].end"), any
+   other status names the slot inside the sentence, never "queries[2]."
+   glued to it. */
+START_TEST(nav_failure_wording) {
+    api_err e = {0};
+    ck_assert_int_eq(api_nav_fail(&e, NAV_E_OFF_MESH, "", "end", "path query"),
+                     API_E_POINT_OFF_MESH);
+    ck_assert_str_eq(e.message, "end is not within extents of the navmesh");
+    ck_assert_int_eq(api_nav_fail(&e, NAV_E_OFF_MESH, "queries[2]", "end", "path query"),
+                     API_E_POINT_OFF_MESH);
+    ck_assert_str_eq(e.message, "queries[2].end is not within extents of the navmesh");
+    ck_assert_int_eq(api_nav_fail(&e, NAV_E_INVALID_ARG, "", "start", "path query"),
+                     API_E_BAD_REQUEST);
+    ck_assert_str_eq(e.message, "the path query failed: invalid argument");
+    ck_assert_int_eq(api_nav_fail(&e, NAV_E_INVALID_ARG, "queries[0]", "start", "path query"),
+                     API_E_BAD_REQUEST);
+    ck_assert_str_eq(e.message, "the path query in queries[0] failed: invalid argument");
+    ck_assert_int_eq(api_nav_fail(&e, NAV_E_NOMEM, "queries[7]", NULL, "path query"),
+                     api_code_from_nav(NAV_E_NOMEM));
+    ck_assert_str_eq(e.message, "the path query in queries[7] failed: out of memory");
+}
+END_TEST
+
 /* RFC 3339 formatting, derived by hand: 1700000000123 ms = 2023-11-14 22:13:20.123 UTC
    (1700000000 s / 86400 = 19675 days + 80000 s; day 19675 after 1970-01-01 is
    2023-11-14; 80000 s = 22 h 13 min 20 s). */
@@ -316,6 +341,7 @@ Suite *api_codec_suite(void) {
     list_cases();
     tcase_add_loop_test(tc, codec_case, 0, ncases ? ncases : 1);
     tcase_add_test(tc, error_table);
+    tcase_add_test(tc, nav_failure_wording);
     tcase_add_test(tc, time_format);
     tcase_add_test(tc, number_precision);
     tcase_add_test(tc, writer_matches_jansson);

@@ -14,6 +14,7 @@
  * derived by hand next to them.
  */
 #include <check.h>
+#include <dirent.h>
 #include <jansson.h>
 #include <math.h>
 #include <pthread.h>
@@ -1058,10 +1059,27 @@ START_TEST(config_errors_exit_2) {
                            "--request-timeout",
                            "--connection-timeout",
                            "--max-connections",
+                           "--max-links",
+                           "--max-pending-writes",
                            "--log-level",
                            "NAVD_API_KEY"};
     for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
         ck_assert_msg(strstr(out, flags[i]), "--help lacks %s", flags[i]);
+    /* a file that is not a database: exit 1, and the log says why (not just "i/o error") */
+    char dir[] = "/tmp/navd-baddb-XXXXXX", cmd[400];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char db[300];
+    snprintf(db, sizeof db, "%s/bad.db", dir);
+    FILE *f = fopen(db, "wb");
+    ck_assert_ptr_nonnull(f);
+    for (int i = 0; i < 64; i++)
+        fputs("this is not an SQLite database, only text. ", f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "--port 0 --db %s", db);
+    ck_assert_int_eq(run_navd(cmd, out, sizeof out), 1);
+    ck_assert_msg(strstr(out, "not a usable SQLite database"), "%s", out);
+    unlink(db);
+    rmdir(dir);
 }
 END_TEST
 
@@ -1075,8 +1093,12 @@ START_TEST(idle_connection_is_closed) {
     ck_assert_int_eq(th_connect(&c, s.port), 0);
     const char partial[] = "GET /health HT";
     ck_assert(write(c.fd, partial, sizeof partial - 1) > 0);
+    /* the server must close it: readable (end of stream) well before the
+       client's own 30 s receive timeout, which must not be what ends the wait */
+    struct pollfd pf = {.fd = c.fd, .events = POLLIN};
+    ck_assert_msg(poll(&pf, 1, 10000) == 1, "the idle connection was not closed within 10 s");
     char buf[64];
-    ssize_t n = recv(c.fd, buf, sizeof buf, 0); /* blocks until the server closes (30 s cap) */
+    ssize_t n = recv(c.fd, buf, sizeof buf, 0);
     ck_assert_int_le(n, 0);
     th_close(&c);
     /* the server still answers others */
@@ -1085,6 +1107,104 @@ START_TEST(idle_connection_is_closed) {
     ck_assert_int_eq(r.status, 200);
     th_response_free(&r);
     stop_clean(&s);
+}
+END_TEST
+
+/* Reads one response on c, waiting at most ms for its first byte: 0 when
+   nothing came in that time (the connection is still open), else its
+   status (-1 on a closed or failed connection). */
+static int answer_within(th_conn *c, int ms) {
+    struct pollfd pf = {.fd = c->fd, .events = POLLIN};
+    if (poll(&pf, 1, ms) != 1)
+        return 0;
+    th_response r;
+    if (th_conn_read(c, "GET", &r) != 0)
+        return -1;
+    int st = r.status;
+    th_response_free(&r);
+    return st;
+}
+
+/* --max-connections 2: two keep-alive clients hold both slots; a third
+   connection is not served (it waits in the listen backlog, it is not
+   refused) until one of the two closes, then it is answered. */
+START_TEST(connection_limit_holds_the_third) {
+    th_server s;
+    const char *args[] = {"--max-connections", "2", "--threads", "1", NULL};
+    ck_assert(th_start(&s, NULL, args) == 0);
+    th_conn c[3];
+    for (int i = 0; i < 2; i++) {
+        th_response r;
+        ck_assert_int_eq(th_connect(&c[i], s.port), 0);
+        ck_assert_int_eq(th_conn_request(&c[i], "GET", "/health", NULL, NULL, 0, NULL, &r), 0);
+        ck_assert_int_eq(r.status, 200); /* and the connection is kept alive */
+        th_response_free(&r);
+    }
+    ck_assert_int_eq(th_connect(&c[2], s.port), 0); /* the kernel completes the handshake */
+    const char req[] = "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+    ck_assert(write(c[2].fd, req, sizeof req - 1) == (ssize_t)(sizeof req - 1));
+    ck_assert_int_eq(answer_within(&c[2], 700), 0);
+    th_close(&c[0]);
+    ck_assert_int_eq(answer_within(&c[2], 10000), 200);
+    th_close(&c[1]);
+    th_close(&c[2]);
+    stop_clean(&s);
+}
+END_TEST
+
+/* Obstacles per step are bounded like agents (--max-agents): 413, naming
+   obstacles. The bound also sizes the server's per-thread obstacle buffer. */
+START_TEST(step_obstacles_limit) {
+    th_server s;
+    const char *args[] = {"--max-agents", "2", "--demo", NULL};
+    ck_assert(th_start(&s, NULL, args) == 0);
+    const char *body = "{\"dt\":0.05,\"agents\":[{\"id\":\"a\",\"position\":[1,0,1]}],"
+                       "\"obstacles\":[{\"position\":[2,0,2],\"radius\":0.5},"
+                       "{\"position\":[3,0,2],\"radius\":0.5},"
+                       "{\"position\":[4,0,2],\"radius\":0.5}]}";
+    th_response r;
+    ck_assert_int_eq(th_json(s.port, "POST", "/v1/navmeshes/demo/step", body, &r), 0);
+    ck_assert_msg(r.status == 413 && strstr(r.body, "\"payload_too_large\"") &&
+                      strstr(r.body, "obstacles"),
+                  "%d %s", r.status, r.body);
+    th_response_free(&r);
+    stop_clean(&s);
+}
+END_TEST
+
+/* Threads of a running navd (from /proc), or -1. */
+static int navd_threads(pid_t pid) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* --threads N runs N HTTP worker threads: navd with 5 has 4 threads more
+   than navd with 1 (everything else alike). */
+START_TEST(thread_pool_size) {
+    int count[2];
+    const char *n[2] = {"1", "5"};
+    for (int k = 0; k < 2; k++) {
+        th_server s;
+        const char *args[] = {"--threads", n[k], NULL};
+        ck_assert(th_start(&s, NULL, args) == 0);
+        count[k] = navd_threads(s.pid);
+        stop_clean(&s);
+    }
+    if (count[0] < 0) {
+        printf("api_http: /proc unavailable, thread pool size not checked\n");
+        return;
+    }
+    ck_assert_msg(count[1] - count[0] == 4, "threads: %d with --threads 1, %d with --threads 5",
+                  count[0], count[1]);
 }
 END_TEST
 
@@ -1696,6 +1816,188 @@ START_TEST(reachability) {
 }
 END_TEST
 
+/* A batch slot's error message names its slot the way the contract names
+   fields: "queries[i]." followed by a request field, or, for a failure no
+   field explains, "the path query in queries[i] failed: ..."; never
+   "queries[i]." glued to a sentence. */
+static void assert_slot_message(const char *msg, size_t i) {
+    static const char *const fields[] = {"start",         "end",       "extents",
+                                         "area_costs",    "max_nodes", "algorithm",
+                                         "exclude_areas", "cache",     "debug"};
+    char dot[32], in[48];
+    snprintf(dot, sizeof dot, "queries[%zu].", i);
+    snprintf(in, sizeof in, "the path query in queries[%zu] failed: ", i);
+    ck_assert_ptr_nonnull(msg);
+    if (!strncmp(msg, in, strlen(in)))
+        return;
+    ck_assert_msg(!strncmp(msg, dot, strlen(dot)), "slot %zu: '%s' names no slot", i, msg);
+    const char *f = msg + strlen(dot);
+    for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++) {
+        size_t n = strlen(fields[k]);
+        if (!strncmp(f, fields[k], n) && (f[n] == ' ' || f[n] == '[' || f[n] == '.'))
+            return;
+    }
+    ck_abort_msg("slot %zu: '%s' follows the slot with no field name", i, msg);
+}
+
+/* extents with a 0 component is a flat box (api.md: each >= 0), accepted by
+   path, paths and GET path as by nearest and raycast. On the square (flat at
+   y = 0), (1,0,1) and (3,0,1) both lie in polygon 0 ([0,4]x[0,4]) on the
+   surface, so they snap to themselves: two corners, length 2, corridor [0].
+   A point 0.5 m above the surface is outside a box of half-height 0.
+   In a batch (--max-batch 3) the good query is answered next to slots whose
+   errors are named by slot and field: a cost of 1e-50, positive as JSON
+   but 0 as a 32-bit float (which nav/ would refuse naming nothing), and an
+   end 40 m off the mesh. */
+START_TEST(path_zero_extents_and_slot_messages) {
+    json_t *j =
+        query("sq", "path",
+              "{\"start\":[1,0,1],\"end\":[3,0,1],\"extents\":[1,0,1],\"cache\":false}", 200);
+    ck_assert_str_eq(json_string_value(json_object_get(j, "status")), "complete");
+    json_t *c = json_object_get(j, "corners");
+    ck_assert_int_eq(json_array_size(c), 2);
+    assert_vec(json_array_get(c, 0), 1, 0, 1, 1e-6);
+    assert_vec(json_array_get(c, 1), 3, 0, 1, 1e-6);
+    ck_assert_double_eq_tol(num_field(j, "length"), 2.0, 1e-6);
+    const uint32_t p0[] = {0};
+    assert_ids(json_object_get(j, "polygons"), p0, 1);
+    json_decref(j);
+    th_response r;
+    th_json(qsrv.port, "GET", "/v1/navmeshes/sq/path?start=1,0,1&end=3,0,1&extents=1,0,1", NULL,
+            &r);
+    ck_assert_msg(r.status == 200, "GET: %d %s", r.status, r.body);
+    j = parse(&r);
+    ck_assert_double_eq_tol(num_field(j, "length"), 2.0, 1e-6);
+    json_decref(j);
+    th_response_free(&r);
+    th_json(qsrv.port, "POST", "/v1/navmeshes/sq/path",
+            "{\"start\":[1,0.5,1],\"end\":[3,0,1],\"extents\":[1,0,1]}", &r);
+    assert_error(&r, 422, "point_off_mesh", "start is not within extents");
+    th_response_free(&r);
+
+    j = query("sq", "paths",
+              "{\"queries\":[{\"start\":[1,0,1],\"end\":[3,0,1],\"extents\":[1,0,1]},"
+              "{\"start\":[1,0,1],\"end\":[3,0,1],\"area_costs\":{\"0\":1e-50}},"
+              "{\"start\":[1,0,1],\"end\":[50,0,50]}],\"cache\":false}",
+              200);
+    json_t *res = json_object_get(j, "results");
+    ck_assert_int_eq(json_array_size(res), 3);
+    ck_assert_msg(!json_object_get(json_array_get(res, 0), "error"), "slot 0 failed: %s",
+                  json_string_value(json_object_get(
+                      json_object_get(json_array_get(res, 0), "error"), "message")));
+    ck_assert_double_eq_tol(num_field(json_array_get(res, 0), "length"), 2.0, 1e-6);
+    const char *want[3][2] = {{NULL, NULL},
+                              {"bad_request", "queries[1].area_costs[\"0\"] is too small: it "
+                                              "rounds to 0 as a 32-bit float"},
+                              {"point_off_mesh", "queries[2].end is not within extents of the "
+                                                 "navmesh"}};
+    for (size_t i = 1; i < 3; i++) {
+        const json_t *e = json_object_get(json_array_get(res, i), "error");
+        ck_assert_str_eq(json_string_value(json_object_get(e, "code")), want[i][0]);
+        const char *msg = json_string_value(json_object_get(e, "message"));
+        assert_slot_message(msg, i);
+        ck_assert_str_eq(msg, want[i][1]);
+    }
+    json_decref(j);
+    /* the same cost alone names the field without a slot */
+    th_json(qsrv.port, "POST", "/v1/navmeshes/sq/path",
+            "{\"start\":[1,0,1],\"end\":[3,0,1],\"area_costs\":{\"0\":1e-50}}", &r);
+    assert_error(&r, 400, "bad_request", "area_costs[\"0\"] is too small");
+    th_response_free(&r);
+}
+END_TEST
+
+/* The cache key holds the mesh build: replacing a mesh under the same name
+   changes a cached answer. (1,0,1) -> (9,0,9) on the square with the hole
+   [4,6]^2 bends at one hole corner: 2 * |(3,5)| = 2 * sqrt(34) = 11.662, 3
+   corners; on the L corridor it bends at the inner corner (8,0,2):
+   |(7,1)| + |(1,7)| = 2 * sqrt(50) = 14.142, corners (1,0,1), (8,0,2),
+   (9,0,9). A cache keyed without the mesh would answer the square's path,
+   as a hit, after the replace. */
+START_TEST(cache_follows_mesh_replace) {
+    /* extents no other test uses (the exact key holds them), so the first
+       answer is this test's own miss; points on the surface snap to
+       themselves whatever the extents */
+    const char *body = "{\"start\":[1,0,1],\"end\":[9,0,9],\"extents\":[1.5,2,1.5]}";
+    th_response r;
+    th_json(qsrv.port, "PUT", "/v1/navmeshes/cx", SQUARE, &r);
+    ck_assert_int_eq(r.status, 201);
+    th_response_free(&r);
+    json_t *a = query("cx", "path", body, 200);
+    ck_assert_str_eq(json_string_value(json_object_get(a, "cache")), "miss");
+    ck_assert_double_eq_tol(num_field(a, "length"), 2 * sqrt(34.0), 1e-5);
+    ck_assert_int_eq(json_array_size(json_object_get(a, "corners")), 3);
+    json_t *b = query("cx", "path", body, 200);
+    ck_assert_str_eq(json_string_value(json_object_get(b, "cache")), "hit");
+    json_object_del(a, "cache");
+    json_object_del(b, "cache");
+    ck_assert(json_equal(a, b));
+    json_decref(a);
+    json_decref(b);
+
+    th_json(qsrv.port, "PUT", "/v1/navmeshes/cx", L_CORRIDOR, &r);
+    ck_assert_int_eq(r.status, 200);
+    th_response_free(&r);
+    json_t *l = query("cx", "path", body, 200);
+    ck_assert_str_eq(json_string_value(json_object_get(l, "cache")), "miss");
+    ck_assert_str_eq(json_string_value(json_object_get(l, "status")), "complete");
+    ck_assert_double_eq_tol(num_field(l, "length"), 2 * sqrt(50.0), 1e-5);
+    json_t *c = json_object_get(l, "corners");
+    ck_assert_int_eq(json_array_size(c), 3);
+    assert_vec(json_array_get(c, 0), 1, 0, 1, 1e-5);
+    assert_vec(json_array_get(c, 1), 8, 0, 2, 1e-5);
+    assert_vec(json_array_get(c, 2), 9, 0, 9, 1e-5);
+    json_decref(l);
+    /* and the new answer is what is cached now */
+    l = query("cx", "path", body, 200);
+    ck_assert_str_eq(json_string_value(json_object_get(l, "cache")), "hit");
+    ck_assert_double_eq_tol(num_field(l, "length"), 2 * sqrt(50.0), 1e-5);
+    json_decref(l);
+}
+END_TEST
+
+/* The navd_path_cache_* samples of /metrics, read in one scrape. */
+typedef struct cache_sample {
+    long long hits, misses, evictions, entries;
+} cache_sample;
+
+static cache_sample read_cache_metrics(void) {
+    th_response r;
+    th_json(qsrv.port, "GET", "/metrics", NULL, &r);
+    ck_assert_int_eq(r.status, 200);
+    cache_sample cs = {metric_sample(r.body, "navd_path_cache_hits"),
+                       metric_sample(r.body, "navd_path_cache_misses"),
+                       metric_sample(r.body, "navd_path_cache_evictions"),
+                       metric_sample(r.body, "navd_path_cache_entries")};
+    th_response_free(&r);
+    ck_assert_msg(cs.hits >= 0 && cs.misses >= 0 && cs.evictions >= 0 && cs.entries >= 0,
+                  "a navd_path_cache_* sample is missing");
+    return cs;
+}
+
+/* /metrics counts the cache: a request no test sent before is one miss
+   (searched and stored: one entry more, unless something was evicted), and
+   the same request twice more is two hits (two, so that hits and misses
+   swapped would show). Tests in this case run one at a time, so nothing
+   else queries the server between the two scrapes. */
+START_TEST(metrics_count_cache_hits_and_misses) {
+    cache_sample before = read_cache_metrics();
+    const char *body = "{\"start\":[1.25,0,1.5],\"end\":[8.5,0,1.75]}";
+    const char *want[] = {"miss", "hit", "hit"};
+    for (int i = 0; i < 3; i++) {
+        json_t *j = query("sq", "path", body, 200);
+        ck_assert_str_eq(json_string_value(json_object_get(j, "cache")), want[i]);
+        json_decref(j);
+    }
+    cache_sample after = read_cache_metrics();
+    ck_assert_int_eq(after.misses - before.misses, 1);
+    ck_assert_int_eq(after.hits - before.hits, 2);
+    ck_assert_int_ge(after.entries, 1);
+    if (after.evictions == before.evictions)
+        ck_assert_int_eq(after.entries - before.entries, 1);
+}
+END_TEST
+
 /* A replace while queries run: every answer is a whole answer of one version.
    (1,0,1) -> (9,0,9) is 2*sqrt(34) on the square and 2*sqrt(50) on the L. */
 typedef struct swap_reader {
@@ -1811,6 +2113,9 @@ Suite *api_http_suite(void) {
     tcase_add_test(tc, nearest_points);
     tcase_add_test(tc, raycast_hit_and_clear);
     tcase_add_test(tc, reachability);
+    tcase_add_test(tc, path_zero_extents_and_slot_messages);
+    tcase_add_test(tc, cache_follows_mesh_replace);
+    tcase_add_test(tc, metrics_count_cache_hits_and_misses);
     tcase_add_test(tc, replace_under_load_sees_whole_versions);
     suite_add_tcase(s, tc);
 
@@ -1823,6 +2128,9 @@ Suite *api_http_suite(void) {
     tcase_add_test(tc, env_config_applies);
     tcase_add_test(tc, config_table_parses);
     tcase_add_test(tc, idle_connection_is_closed);
+    tcase_add_test(tc, connection_limit_holds_the_third);
+    tcase_add_test(tc, step_obstacles_limit);
+    tcase_add_test(tc, thread_pool_size);
     tcase_add_test(tc, trickled_headers_are_cut);
     tcase_add_test(tc, sigterm_finishes_in_flight);
     suite_add_tcase(s, tc);

@@ -139,6 +139,30 @@ START_TEST(step_shape_and_per_agent_error) {
 }
 END_TEST
 
+/* extents with a 0 component is a flat box, as for every query (api.md:
+   each >= 0). In the corridor (flat at y = 0) a seeker at (1,0,1) on the
+   surface snaps with extents (1,0,1) to itself in polygon 0 and heads for
+   (9,0,1): the path is straight, its corners are the end twice, as with the
+   default extents above. A negative extent is still refused by name. */
+START_TEST(step_zero_extents) {
+    const char *body = "{\"dt\":0.1,\"extents\":[1,0,1],\"agents\":["
+                       "{\"id\":\"a\",\"position\":[1,0,1],\"velocity\":[0,0,0],"
+                       "\"radius\":0.3,\"max_speed\":2,\"max_accel\":10,\"behavior\":\"seek\","
+                       "\"target\":[9,0,1]}]}";
+    json_t *j = post_step("corridor", body, 200, NULL);
+    json_t *a = json_array_get(json_object_get(j, "agents"), 0);
+    ck_assert_ptr_null(json_object_get(a, "error"));
+    ck_assert_int_eq(json_integer_value(json_object_get(a, "polygon")), 0);
+    json_t *corners = json_object_get(a, "corners");
+    ck_assert_int_eq(json_array_size(corners), 2);
+    ck_assert_double_eq_tol(at(json_array_get(corners, 0), 0), 9.0, 1e-4);
+    ck_assert_double_eq_tol(at(json_array_get(corners, 0), 2), 1.0, 1e-4);
+    json_decref(j);
+    assert_error("corridor", "{\"dt\":0.1,\"extents\":[1,-1,1],\"agents\":[]}", 400, "bad_request",
+                 "extents[1] must be a finite number >= 0");
+}
+END_TEST
+
 /* The same request twice: byte-identical bodies. */
 START_TEST(step_deterministic_bytes) {
     const char *body = "{\"dt\":0.05,\"agents\":["
@@ -351,6 +375,7 @@ Suite *api_step_suite(void) {
     tcase_add_test(tc, step_shape_and_per_agent_error);
     tcase_add_test(tc, step_deterministic_bytes);
     tcase_add_test(tc, step_field_errors);
+    tcase_add_test(tc, step_zero_extents);
     tcase_add_test(tc, step_link_action_closed_loop);
     tcase_add_test(tc, step_contract_enum_corners_speed);
     tcase_add_test(tc, step_uses_path_cache);

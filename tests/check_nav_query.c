@@ -431,6 +431,81 @@ START_TEST(tiny_budget) {
 }
 END_TEST
 
+/*
+ * A 0 half-size is a flat box, valid as in nav_mesh_nearest (api.md: each
+ * extent >= 0). grid2x2 is flat at y = 0: with extents (1, 0, 1) points on
+ * the surface snap to themselves, (1,0,1) -> (3,0,3) is the straight line
+ * of length sqrt(8) for both algorithms; a point 0.5 m above the surface
+ * is outside the flat box (off the mesh), and with all three extents 0 a
+ * point on the surface still snaps (it is in the box).
+ */
+START_TEST(zero_extents_flat_box) {
+    nav_mesh *m = grid2x2();
+    path_buf b;
+    for (int algo = NAV_ALGO_OPTIMAL; algo <= NAV_ALGO_CORRIDOR; algo++) {
+        nav_path_request r = request(1, 0, 1, 3, 0, 3, (nav_algo)algo);
+        r.extents[1] = 0;
+        ck_assert_int_eq(run(m, &r, &b), NAV_OK);
+        ck_assert_uint_eq(b.res.flags, 0);
+        ck_assert_uint_eq(b.res.ncorners, 2);
+        assert_corner(&b, 0, 1, 0, 1);
+        assert_corner(&b, 1, 3, 0, 3);
+        ck_assert_double_eq_tol(b.res.length, sqrt(8.0), 1e-5);
+        r.extents[0] = r.extents[2] = 0;
+        ck_assert_int_eq(run(m, &r, &b), NAV_OK);
+        ck_assert_double_eq_tol(b.res.length, sqrt(8.0), 1e-5);
+        r = request(1, 0.5f, 1, 3, 0, 3, (nav_algo)algo);
+        r.extents[1] = 0;
+        ck_assert_int_eq(run(m, &r, &b), NAV_E_OFF_MESH);
+        ck_assert_uint_eq(b.res.start_poly, NAV_NONE);
+    }
+    nav_mesh_free(m);
+}
+END_TEST
+
+/*
+ * Where a budget-partial corridor path ends (api.md: "the reachable point
+ * closest to the end"; Detour: the expanded node closest to the end). U
+ * corridor, 2 m quads: polygon 0 = [0,2]x[0,2], 1 = [0,2]x[2,4],
+ * 2 = [0,2]x[4,6] up the west arm. From (1,0,1) to (9,0,1) with 3
+ * expansions, each node placed where the corridor search enters it:
+ * - polygon 0 at the start (1,0,1): distance to the end 8;
+ * - polygon 1 through the portal z = 2, x in [0,2]: start and end lie on the
+ *   same side, so the entry is where the path to the end mirrored across
+ *   z = 2, i.e. (1,1) -> (9,3), crosses it: x = 5, clamped to the portal's
+ *   end (2,0,2); distance sqrt(7^2 + 1^2) = 7.071;
+ * - polygon 2 through z = 4 from (2,2): the mirrored end (9,7) gives
+ *   x = 4.8, clamped to (2,0,4); distance sqrt(7^2 + 3^2) = 7.616, farther;
+ * then polygon 3 is next and the budget is spent. The closest expanded node
+ * is polygon 1's (not the start's, not the last one's), so the path ends at
+ * polygon 1's point closest to (9,0,1): its corner (2,0,2). Corridor 0, 1;
+ * corners (1,0,1), (2,0,2); length sqrt(2). (Ending at the start polygon
+ * would give (2,0,1), at the last expanded (2,0,4).)
+ */
+START_TEST(budget_partial_ends_at_closest_expanded) {
+    nav_mesh *m = fx_u_corridor();
+    nav_path_request r = request(1, 0, 1, 9, 0, 1, NAV_ALGO_CORRIDOR);
+    r.max_nodes = 3;
+    path_buf b;
+    ck_assert_int_eq(run(m, &r, &b), NAV_OK);
+    ck_assert_uint_eq(b.res.flags, NAV_PATH_PARTIAL_BUDGET);
+    ck_assert_uint_eq(b.res.nodes_expanded, 3);
+    ck_assert_uint_eq(b.res.end_poly, 1);
+    ck_assert_float_eq_tol(b.res.end[0], 2, 1e-5f);
+    ck_assert_float_eq_tol(b.res.end[1], 0, 1e-5f);
+    ck_assert_float_eq_tol(b.res.end[2], 2, 1e-5f);
+    const uint32_t corridor[] = {0, 1};
+    ck_assert_uint_eq(b.res.npolys, 2);
+    for (uint32_t i = 0; i < 2; i++)
+        ck_assert_uint_eq(b.polys[i], corridor[i]);
+    ck_assert_uint_eq(b.res.ncorners, 2);
+    assert_corner(&b, 0, 1, 0, 1);
+    assert_corner(&b, 1, 2, 0, 2);
+    ck_assert_double_eq_tol(b.res.length, sqrt(2.0), 1e-5);
+    nav_mesh_free(m);
+}
+END_TEST
+
 START_TEST(debug_expanded_and_truncation) {
     nav_mesh *m = fx_u_corridor();
     nav_path_request r = request(1, 0, 1, 9, 0, 1, NAV_ALGO_CORRIDOR);
@@ -461,8 +536,11 @@ START_TEST(invalid_args) {
     r.start[0] = NAN;
     ck_assert_int_eq(run(m, &r, &b), NAV_E_INVALID_ARG);
     r = request(1, 0, 1, 3, 0, 3, NAV_ALGO_CORRIDOR);
-    r.extents[1] = 0;
+    r.extents[1] = -1;
     ck_assert_int_eq(run(m, &r, &b), NAV_E_INVALID_ARG);
+    r = request(1, 0, 1, 3, 0, 3, NAV_ALGO_CORRIDOR);
+    r.extents[2] = -0.0f; /* -0 is a 0 half-size, not a negative one */
+    ck_assert_int_eq(run(m, &r, &b), NAV_OK);
     r = request(1, 0, 1, 3, 0, 3, NAV_ALGO_CORRIDOR);
     nav_filter f;
     nav_filter_default(&f);
@@ -1000,6 +1078,79 @@ START_TEST(random_filters_budgets_fuzz) {
 }
 END_TEST
 
+/*
+ * Property, random meshes, corridor search with small budgets: when a path
+ * runs out of nodes (its end reachable) and the start is not the closest
+ * expanded node, the path ends on another polygon, strictly closer (3-D)
+ * to the snapped end than the start is. That case is recognised from
+ * outside the search (node positions are not exposed): an expanded polygon
+ * (debug list) other than the start's whose every vertex is closer to the
+ * end than the start is. Every point of a polygon's surface (a node's entry
+ * point, the end point chosen on it) lies in the convex hull of its
+ * vertices, and distance to a point is convex, so such a node beats the
+ * start, the closest expanded node is not the start's, and the end point on
+ * its polygon is closer than that node.
+ *
+ * Without that condition nothing holds in 3-D: the end point on the chosen
+ * polygon is the xz-closest one, lifted (nav_mesh_closest_on_poly), so on a
+ * steep ramp whose start node is the best it can end farther (3-D) than the
+ * start (seed 28 here: 5.87 m against 5.41 m).
+ */
+START_TEST(random_budget_partial_end_closer) {
+    nav_query *q = nav_query_new(512);
+    fx_random_opts o = fx_random_defaults();
+    path_buf b;
+    uint32_t n_partial = 0, n_strict = 0;
+    for (uint32_t seed = 1; seed <= 120; seed++) {
+        o.bridge = seed % 4 == 0;
+        o.triangulate = seed % 3 == 0;
+        nav_mesh *m = fx_random(seed, &o);
+        uint32_t rng = seed * 2654435761u + 1;
+        for (int it = 0; it < 12; it++) {
+            nav_path_request r = request(0, 0, 0, 0, 0, 0, NAV_ALGO_CORRIDOR);
+            fx_random_point(m, &rng, r.start);
+            fx_random_point(m, &rng, r.end);
+            r.extents[0] = r.extents[2] = 0.1f;
+            r.extents[1] = 0.5f;
+            r.max_nodes = 1 + fx_rand(&rng) % 10;
+            buf_init(&b);
+            b.res.expanded = b.expanded;
+            b.res.max_expanded = MAXC;
+            ck_assert_int_eq(nav_find_path(q, m, &r, &b.res), NAV_OK);
+            if (b.res.flags != NAV_PATH_PARTIAL_BUDGET)
+                continue;
+            n_partial++;
+            float ept[3];
+            uint32_t ep;
+            ck_assert_int_eq(nav_mesh_nearest(m, r.end, r.extents, 0, &ep, ept), NAV_OK);
+            double d_start = nav_dist3d(b.res.start, ept), d_end = nav_dist3d(b.res.end, ept);
+            int some_closer = 0;
+            for (uint32_t i = 0; i < b.res.nexpanded && !some_closer; i++) {
+                uint32_t p = b.expanded[i];
+                if (p == b.res.start_poly)
+                    continue;
+                double far = 0;
+                for (uint32_t k = 0; k < nav_poly_nverts(m, p); k++)
+                    far = fmax(far, nav_dist3d(nav_poly_vert(m, p, k), ept));
+                some_closer = far < d_start - 1e-4;
+            }
+            if (!some_closer)
+                continue;
+            n_strict++;
+            ck_assert_msg(d_end < d_start - 1e-5 && b.res.end_poly != b.res.start_poly,
+                          "seed %u: an expanded polygon lies closer than the start (%.6f), yet "
+                          "the partial end is %.6f away on polygon %u (start polygon %u)",
+                          seed, d_start, d_end, b.res.end_poly, b.res.start_poly);
+        }
+        nav_mesh_free(m);
+    }
+    /* the draw must reach both branches often */
+    ck_assert_uint_gt(n_partial, 500);
+    ck_assert_uint_gt(n_strict, 300);
+    nav_query_free(q);
+}
+END_TEST
+
 extern Suite *nav_query_suite(void);
 Suite *nav_query_suite(void) {
     Suite *s = suite_create("nav_query");
@@ -1017,6 +1168,8 @@ Suite *nav_query_suite(void) {
     tcase_add_test(tc, one_way_link);
     tcase_add_test(tc, two_way_link);
     tcase_add_test(tc, tiny_budget);
+    tcase_add_test(tc, budget_partial_ends_at_closest_expanded);
+    tcase_add_test(tc, zero_extents_flat_box);
     tcase_add_test(tc, debug_expanded_and_truncation);
     tcase_add_test(tc, invalid_args);
     suite_add_tcase(s, tc);
@@ -1032,6 +1185,7 @@ Suite *nav_query_suite(void) {
     tcase_add_test(tp, random_raycast_vs_brute_force);
     tcase_add_test(tp, random_reach_cost_vs_bfs);
     tcase_add_test(tp, random_filters_budgets_fuzz);
+    tcase_add_test(tp, random_budget_partial_end_closer);
     suite_add_tcase(s, tp);
     return s;
 }
