@@ -108,7 +108,9 @@ void nav_mesh_link_points(const nav_mesh *m, uint32_t link, float start[3], floa
  */
 nav_status nav_mesh_height(const nav_mesh *m, uint32_t poly, float x, float z, float *y);
 
-/* Closest point of polygon `poly`'s surface to p (3-D, lifted on the surface). */
+/* The point of polygon `poly` closest to p in xz (p itself when inside),
+   lifted onto the surface. On a flat polygon that is also the 3-D closest
+   point; on a slope the 3-D closest can lie elsewhere. */
 nav_status nav_mesh_closest_on_poly(const nav_mesh *m, uint32_t poly, const float p[3],
                                     float out[3]);
 
