@@ -73,6 +73,17 @@ static inline int nav_filter_passable(const nav_filter *f, uint8_t area) {
     return ((f->exclude_mask >> area) & 1u) == 0;
 }
 
+/* The filter a call means: f when valid, the default (written to *fdef)
+   when f is NULL; NULL when f is invalid (the caller answers
+   NAV_E_INVALID_ARG). */
+static inline const nav_filter *nav_filter_resolve(const nav_filter *f, nav_filter *fdef) {
+    if (!f) {
+        nav_filter_default(fdef);
+        return fdef;
+    }
+    return nav_filter_check(f) == NAV_OK ? f : NULL;
+}
+
 /* A link taken from a search's current polygon: link_out entry `entry`
    (see NAV_LINK_REVERSE) seen in its direction of travel. */
 typedef struct nav_link_hop {

@@ -153,12 +153,8 @@ nav_status nav_raycast(const nav_mesh *m, uint32_t start_poly, const float start
         if (!isfinite(start[k]) || !isfinite(end[k]))
             return NAV_E_INVALID_ARG;
     nav_filter fdef;
-    if (!filter) {
-        nav_filter_default(&fdef);
-        filter = &fdef;
-    } else if (nav_filter_check(filter) != NAV_OK) {
+    if (!(filter = nav_filter_resolve(filter, &fdef)))
         return NAV_E_INVALID_ARG;
-    }
     if (!nav_filter_passable(filter, m->areas[start_poly]))
         return NAV_E_OFF_MESH;
 

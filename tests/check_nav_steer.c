@@ -596,39 +596,53 @@ START_TEST(pressed_against_wall_slides) {
 }
 END_TEST
 
-/* Two islands [0,4]x[0,4] and [10,14]x[0,4] joined by a one-way jump link
-   (3.5, 2) -> (10.5, 2), radius 0.5. An agent at (1, 2) seeking (12, 2)
-   walks to the link's start, gets the action there and is never moved
-   across the gap. */
-START_TEST(link_yields_action) {
+/* Islands [0,4]x[0,4] and [10,14]x[0,4] joined by a "jump" link (3.5, 2) ->
+   (10.5, 2), radius 0.5 (two-way when bidir). An agent at (x0, 2) seeks
+   (x1, 2): it walks to the link's entry and gets the action there (entry
+   first, exit second), is never moved across the gap (x stays on its
+   island's side of `wall`, `west` saying which), and its first two corners
+   are the entry and the exit. */
+static void link_run(int bidir, float x0, float x1, float entry, float exit, float wall,
+                     bool west) {
     fx_builder *b = fx_new();
     fx_quad(b, 0, 0, 4, 4, 0, 0);
     fx_quad(b, 10, 0, 14, 4, 0, 0);
     float ls[3] = {3.5f, 0, 2}, le[3] = {10.5f, 0, 2};
-    fx_link(b, ls, le, 0.5f, 0, 0, "jump");
+    fx_link(b, ls, le, 0.5f, bidir, 0, "jump");
     nav_mesh *m = fx_build(b);
     sim w;
     sim_init(&w, m, 1, 0);
-    w.in[0] = agent_at(1, 2, NAV_BEHAVIOR_SEEK);
-    set_target(&w.in[0], 12, 2);
+    w.in[0] = agent_at(x0, 2, NAV_BEHAVIOR_SEEK);
+    set_target(&w.in[0], x1, 2);
     bool action = false;
     for (int tick = 0; tick < 200 && !action; tick++) {
         sim_tick(&w);
-        ck_assert(w.out[0].pos[0] <= 4.0f + 1e-4f);
+        ck_assert(west ? w.out[0].pos[0] <= wall + 1e-4f : w.out[0].pos[0] >= wall - 1e-4f);
         if (tick == 0) {
             ck_assert_uint_ge(w.out[0].ncorners, 2);
-            ck_assert_float_eq_tol(w.out[0].corners[0][0], 3.5f, 1e-3f);
-            ck_assert_float_eq_tol(w.out[0].corners[1][0], 10.5f, 1e-3f);
+            ck_assert_float_eq_tol(w.out[0].corners[0][0], entry, 1e-3f);
+            ck_assert_float_eq_tol(w.out[0].corners[1][0], exit, 1e-3f);
         }
         action = w.out[0].has_action;
     }
     ck_assert(action);
     ck_assert_str_eq(w.out[0].action.kind, "jump");
-    ck_assert_float_eq_tol(w.out[0].action.start[0], 3.5f, 1e-4f);
-    ck_assert_float_eq_tol(w.out[0].action.end[0], 10.5f, 1e-4f);
-    ck_assert(dxz(w.out[0].pos, ls) <= 0.5f + 1e-4f);
+    ck_assert_float_eq_tol(w.out[0].action.start[0], entry, 1e-4f);
+    ck_assert_float_eq_tol(w.out[0].action.start[2], 2.0f, 1e-4f);
+    ck_assert_float_eq_tol(w.out[0].action.end[0], exit, 1e-4f);
+    ck_assert_float_eq_tol(w.out[0].action.end[2], 2.0f, 1e-4f);
+    float at[3] = {entry, 0, 2};
+    ck_assert(dxz(w.out[0].pos, at) <= 0.5f + 1e-4f);
     sim_free(&w);
     nav_mesh_free(m);
+}
+
+/* Two islands [0,4]x[0,4] and [10,14]x[0,4] joined by a one-way jump link
+   (3.5, 2) -> (10.5, 2), radius 0.5. An agent at (1, 2) seeking (12, 2)
+   walks to the link's start, gets the action there and is never moved
+   across the gap. */
+START_TEST(link_yields_action) {
+    link_run(0, 1, 12, 3.5f, 10.5f, 4.0f, true);
 }
 END_TEST
 
@@ -1513,36 +1527,7 @@ END_TEST
    start and end swapped: start (10.5, 0, 2), end (3.5, 0, 2). It is never
    moved across the gap (x stays >= 10). */
 START_TEST(link_used_backwards_swaps_action) {
-    fx_builder *b = fx_new();
-    fx_quad(b, 0, 0, 4, 4, 0, 0);
-    fx_quad(b, 10, 0, 14, 4, 0, 0);
-    float ls[3] = {3.5f, 0, 2}, le[3] = {10.5f, 0, 2};
-    fx_link(b, ls, le, 0.5f, 1, 0, "jump");
-    nav_mesh *m = fx_build(b);
-    sim w;
-    sim_init(&w, m, 1, 0);
-    w.in[0] = agent_at(13, 2, NAV_BEHAVIOR_SEEK);
-    set_target(&w.in[0], 1, 2);
-    bool action = false;
-    for (int tick = 0; tick < 200 && !action; tick++) {
-        sim_tick(&w);
-        ck_assert(w.out[0].pos[0] >= 10.0f - 1e-4f);
-        if (tick == 0) {
-            ck_assert_uint_ge(w.out[0].ncorners, 2);
-            ck_assert_float_eq_tol(w.out[0].corners[0][0], 10.5f, 1e-3f);
-            ck_assert_float_eq_tol(w.out[0].corners[1][0], 3.5f, 1e-3f);
-        }
-        action = w.out[0].has_action;
-    }
-    ck_assert(action);
-    ck_assert_str_eq(w.out[0].action.kind, "jump");
-    ck_assert_float_eq_tol(w.out[0].action.start[0], 10.5f, 1e-4f);
-    ck_assert_float_eq_tol(w.out[0].action.start[2], 2.0f, 1e-4f);
-    ck_assert_float_eq_tol(w.out[0].action.end[0], 3.5f, 1e-4f);
-    ck_assert_float_eq_tol(w.out[0].action.end[2], 2.0f, 1e-4f);
-    ck_assert(dxz(w.out[0].pos, le) <= 0.5f + 1e-4f);
-    sim_free(&w);
-    nav_mesh_free(m);
+    link_run(1, 13, 1, 10.5f, 3.5f, 10.0f, false);
 }
 END_TEST
 
