@@ -200,7 +200,9 @@ test-browser: deps
 	  $$SUDO apt-get update -qq; \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$need; \
 	fi; \
-	if [ ! -d tests/browser/node_modules/playwright-core ]; then \
+	want=$$(node -p "require('./tests/browser/package.json').dependencies['playwright-core']"); \
+	have=$$(node -p "try { require('./tests/browser/node_modules/playwright-core/package.json').version } catch (e) { '' }"); \
+	if [ "$$want" != "$$have" ]; then \
 	  cd tests/browser && { npm ci --no-audit --no-fund || npm install --no-audit --no-fund; }; \
 	fi
 	NAVD_BIN=$(abspath $(NAVD)) node tests/browser/viewer.test.mjs
@@ -239,16 +241,22 @@ $(BUILD)/fuzz/seed_blobs: $(BUILD)/obj/tests/fuzz/seed_blobs.o $(LIBNAV)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lm
 
-# clang and its libFuzzer runtime (Debian: clang + libclang-rt-*-dev) come
-# from apt when missing, like `make deps` does for the libraries.
+# clang and its libFuzzer runtime come from apt when missing, like `make deps`
+# does for the libraries. The runtime must be the installed clang's own
+# version (libclang-rt-<major>-dev): the newest one Debian lists is another
+# clang's and does not link.
 fuzz-build: deps
 	@if ! echo 'int LLVMFuzzerTestOneInput(const char *d, long n) { return 0; }' | \
 	    $(FUZZ_CC) -x c -fsanitize=fuzzer -o /dev/null - >/dev/null 2>&1; then \
 	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 	  echo "fuzz: installing clang and its libFuzzer runtime"; \
 	  $$SUDO apt-get update -qq; \
+	  command -v $(FUZZ_CC) >/dev/null 2>&1 || \
+	    DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends clang; \
+	  v=$$($(FUZZ_CC) --version | sed -n 's/.*clang version \([0-9]*\).*/\1/p' | head -1); \
+	  echo "fuzz: clang $$v found; installing its own runtime libclang-rt-$$v-dev"; \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends \
-	    clang $$(apt-cache search --names-only '^libclang-rt-[0-9]+-dev$$' | sort -V | tail -1 | cut -d' ' -f1); \
+	    libclang-rt-$$v-dev; \
 	fi
 	@$(MAKE) --no-print-directory SAN=fuzz CC=$(FUZZ_CC) BUILD=$(FUZZ_BUILD) \
 	  $(patsubst %,$(FUZZ_BUILD)/fuzz/fuzz_%,$(FUZZ_TARGETS)) $(FUZZ_BUILD)/fuzz/seed_blobs
