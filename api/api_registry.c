@@ -146,7 +146,7 @@ static int load_one(void *ctx, const store_meta *meta, const void *blob, size_t 
 long api_registry_load(api_registry *r) {
     load_ctx lc = {r, 0};
     int fn_result = 0;
-    if (store_each(r->st, load_one, &lc, &fn_result) != STORE_OK)
+    if (store_each(r->st, STORE_NAVMESH, load_one, &lc, &fn_result) != STORE_OK)
         return -1;
     return lc.loaded;
 }
@@ -176,7 +176,7 @@ api_code api_registry_put(api_registry *r, const char *name, nav_mesh *mesh, api
     }
     pthread_mutex_lock(&r->write_lock);
     store_meta meta;
-    store_status ss = store_put(r->st, name, blob, len, now_ms(), &meta, created);
+    store_status ss = store_put(r->st, STORE_NAVMESH, name, blob, len, now_ms(), &meta, created);
     free(blob);
     if (ss != STORE_OK) {
         pthread_mutex_unlock(&r->write_lock);
@@ -204,7 +204,7 @@ api_code api_registry_put(api_registry *r, const char *name, nav_mesh *mesh, api
 
 api_code api_registry_delete(api_registry *r, const char *name, api_err *e) {
     pthread_mutex_lock(&r->write_lock);
-    store_status ss = store_delete(r->st, name);
+    store_status ss = store_delete(r->st, STORE_NAVMESH, name);
     api_entry *old = NULL;
     if (ss == STORE_OK || ss == STORE_NOT_FOUND) {
         pthread_rwlock_wrlock(&r->lock);

@@ -56,39 +56,66 @@ static const char *const store_migrations[] = {
     " created_ms INTEGER NOT NULL,"
     " updated_ms INTEGER NOT NULL,"
     " blob BLOB NOT NULL)",
+    /* v2: level geometry (bake sources) and flight volumes, kept exactly like
+       navmeshes (store_kind) so every guarantee holds for all three. */
+    "CREATE TABLE levels ("
+    " name TEXT PRIMARY KEY,"
+    " version INTEGER NOT NULL,"
+    " created_ms INTEGER NOT NULL,"
+    " updated_ms INTEGER NOT NULL,"
+    " blob BLOB NOT NULL);"
+    "CREATE TABLE volumes ("
+    " name TEXT PRIMARY KEY,"
+    " version INTEGER NOT NULL,"
+    " created_ms INTEGER NOT NULL,"
+    " updated_ms INTEGER NOT NULL,"
+    " blob BLOB NOT NULL)",
 };
 #define STORE_SCHEMA_LATEST ((int)(sizeof store_migrations / sizeof store_migrations[0]))
 
-/* Prepared statements, one X-macro so the enum and the SQL never drift. */
-#define STORE_STMT_LIST(X)                                                                         \
+/* Transaction statements, shared by every kind. */
+#define STORE_TX_LIST(X)                                                                           \
     X(ST_BEGIN, "BEGIN IMMEDIATE")                                                                 \
     X(ST_COMMIT, "COMMIT")                                                                         \
-    X(ST_ROLLBACK, "ROLLBACK")                                                                     \
-    X(ST_FIND, "SELECT version, created_ms FROM navmeshes WHERE name = ?1")                        \
-    X(ST_INSERT, "INSERT INTO navmeshes (name, version, created_ms, updated_ms, blob)"             \
+    X(ST_ROLLBACK, "ROLLBACK")
+
+/* Per-kind statements, one X-macro so the enum and the SQL never drift; "%1$s"
+   is the kind's table (store_kind_table), filled in once at open. */
+#define STORE_STMT_LIST(X)                                                                         \
+    X(ST_FIND, "SELECT version, created_ms FROM %1$s WHERE name = ?1")                             \
+    X(ST_INSERT, "INSERT INTO %1$s (name, version, created_ms, updated_ms, blob)"                  \
                  " VALUES (?1, 1, ?2, ?2, ?3)")                                                    \
-    X(ST_UPDATE, "UPDATE navmeshes SET version = ?2, updated_ms = ?3, blob = ?4 WHERE name = ?1")  \
-    X(ST_DELETE, "DELETE FROM navmeshes WHERE name = ?1")                                          \
-    X(ST_GET, "SELECT name, version, created_ms, updated_ms, blob FROM navmeshes WHERE name = ?1") \
-    X(ST_EACH, "SELECT name, version, created_ms, updated_ms, blob FROM navmeshes"                 \
-               " ORDER BY name")
+    X(ST_UPDATE, "UPDATE %1$s SET version = ?2, updated_ms = ?3, blob = ?4 WHERE name = ?1")       \
+    X(ST_DELETE, "DELETE FROM %1$s WHERE name = ?1")                                               \
+    X(ST_GET, "SELECT name, version, created_ms, updated_ms, blob FROM %1$s WHERE name = ?1")      \
+    X(ST_EACH, "SELECT name, version, created_ms, updated_ms, blob FROM %1$s ORDER BY name")
 
 enum {
 #define STORE_STMT_ENUM(id, sql) id,
-    STORE_STMT_LIST(STORE_STMT_ENUM)
+    STORE_TX_LIST(STORE_STMT_ENUM) ST_TX_COUNT
+};
+enum {
+    STORE_STMT_LIST(STORE_STMT_ENUM) ST_COUNT
 #undef STORE_STMT_ENUM
-        ST_COUNT
 };
 
-static const char *const store_stmt_sql[ST_COUNT] = {
+static const char *const store_tx_sql[ST_TX_COUNT] = {
 #define STORE_STMT_SQL(id, sql) [id] = sql,
-    STORE_STMT_LIST(STORE_STMT_SQL)
+    STORE_TX_LIST(STORE_STMT_SQL)};
+static const char *const store_stmt_sql[ST_COUNT] = {STORE_STMT_LIST(STORE_STMT_SQL)
 #undef STORE_STMT_SQL
+};
+
+static const char *const store_kind_tables[STORE_KIND_COUNT] = {
+#define STORE_KIND_TABLE(id, table) [id] = table,
+    STORE_KIND_LIST(STORE_KIND_TABLE)
+#undef STORE_KIND_TABLE
 };
 
 struct store {
     sqlite3 *db;
-    sqlite3_stmt *stmt[ST_COUNT];
+    sqlite3_stmt *tx[ST_TX_COUNT];
+    sqlite3_stmt *stmt[STORE_KIND_COUNT][ST_COUNT];
     pthread_mutex_t lock;
     int schema_version;
 };
@@ -98,6 +125,10 @@ static const char *const store_status_texts[STORE_STATUS_COUNT] = {
     STORE_STATUS_LIST(STORE_STATUS_TEXT)
 #undef STORE_STATUS_TEXT
 };
+
+const char *store_kind_table(store_kind k) {
+    return (unsigned)k < STORE_KIND_COUNT ? store_kind_tables[k] : "unknown";
+}
 
 const char *store_status_text(store_status s) {
     if ((unsigned)s >= STORE_STATUS_COUNT) {
@@ -276,8 +307,13 @@ void store_close(store *s) {
     if (s == NULL) {
         return;
     }
-    for (int i = 0; i < ST_COUNT; i++) {
-        sqlite3_finalize(s->stmt[i]);
+    for (int i = 0; i < ST_TX_COUNT; i++) {
+        sqlite3_finalize(s->tx[i]);
+    }
+    for (int k = 0; k < STORE_KIND_COUNT; k++) {
+        for (int i = 0; i < ST_COUNT; i++) {
+            sqlite3_finalize(s->stmt[k][i]);
+        }
     }
     /* Every statement is finalized, so this closes for real; as the last
        connection it also checkpoints the WAL into the main file. */
@@ -360,12 +396,24 @@ store_status store_open_detail(const char *path, store **out, char *why, size_t 
         goto fail;
     }
 
-    for (int i = 0; i < ST_COUNT; i++) {
-        rc = sqlite3_prepare_v3(s->db, store_stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
-                                &s->stmt[i], NULL);
+    for (int i = 0; i < ST_TX_COUNT; i++) {
+        rc = sqlite3_prepare_v3(s->db, store_tx_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->tx[i],
+                                NULL);
         if (rc != SQLITE_OK) {
-            store_say(why, why_size, "unexpected table layout: %s", sqlite3_errmsg(s->db));
+            store_say(why, why_size, "cannot prepare a statement: %s", sqlite3_errmsg(s->db));
             goto fail;
+        }
+    }
+    for (int k = 0; k < STORE_KIND_COUNT; k++) {
+        for (int i = 0; i < ST_COUNT; i++) {
+            char sql[256];
+            snprintf(sql, sizeof sql, store_stmt_sql[i], store_kind_tables[k]);
+            rc =
+                sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s->stmt[k][i], NULL);
+            if (rc != SQLITE_OK) {
+                store_say(why, why_size, "unexpected table layout: %s", sqlite3_errmsg(s->db));
+                goto fail;
+            }
         }
     }
     *out = s;
@@ -400,9 +448,9 @@ static int store_bind_blob(sqlite3_stmt *st, int idx, const void *blob, size_t l
 }
 
 /* The body of store_put, inside BEGIN IMMEDIATE with the mutex held. */
-static int store_put_locked(store *s, const char *name, const void *blob, size_t len,
-                            int64_t now_ms, store_meta *meta, int *created) {
-    sqlite3_stmt *find = s->stmt[ST_FIND];
+static int store_put_locked(store *s, store_kind kind, const char *name, const void *blob,
+                            size_t len, int64_t now_ms, store_meta *meta, int *created) {
+    sqlite3_stmt *find = s->stmt[kind][ST_FIND];
     int rc = sqlite3_bind_text(find, 1, name, -1, SQLITE_STATIC);
     int found = 0;
     int64_t version = 0, created_ms = now_ms;
@@ -423,7 +471,7 @@ static int store_put_locked(store *s, const char *name, const void *blob, size_t
         return rc;
     }
 
-    sqlite3_stmt *w = s->stmt[found ? ST_UPDATE : ST_INSERT];
+    sqlite3_stmt *w = s->stmt[kind][found ? ST_UPDATE : ST_INSERT];
     rc = sqlite3_bind_text(w, 1, name, -1, SQLITE_STATIC);
     if (found) {
         if (rc == SQLITE_OK) {
@@ -468,7 +516,7 @@ static int store_put_locked(store *s, const char *name, const void *blob, size_t
    becomes the result), ROLLBACK otherwise. */
 static int store_finish(store *s, int rc) {
     if (rc == SQLITE_OK) {
-        rc = store_step_done(s->stmt[ST_COMMIT]);
+        rc = store_step_done(s->tx[ST_COMMIT]);
         if (rc == SQLITE_OK) {
             return SQLITE_OK;
         }
@@ -476,7 +524,7 @@ static int store_finish(store *s, int rc) {
     /* A failed COMMIT may have left the transaction open (SQLITE_BUSY) or
        already rolled back (I/O error); only roll back what is still open. */
     if (!sqlite3_get_autocommit(s->db)) {
-        store_step_done(s->stmt[ST_ROLLBACK]);
+        store_step_done(s->tx[ST_ROLLBACK]);
     }
     return rc;
 }
@@ -487,21 +535,22 @@ static int store_finish(store *s, int rc) {
  * cannot both read version N and both write N + 1). meta and created may be
  * NULL; blob may be NULL only when len is 0. now_ms must be >= 0.
  */
-store_status store_put(store *s, const char *name, const void *blob, size_t len, int64_t now_ms,
-                       store_meta *meta, int *created) {
+store_status store_put(store *s, store_kind kind, const char *name, const void *blob, size_t len,
+                       int64_t now_ms, store_meta *meta, int *created) {
     if (meta != NULL) {
         memset(meta, 0, sizeof *meta);
     }
     if (created != NULL) {
         *created = 0;
     }
-    if (s == NULL || !store_name_valid(name) || (blob == NULL && len != 0) || now_ms < 0) {
+    if (s == NULL || (unsigned)kind >= STORE_KIND_COUNT || !store_name_valid(name) ||
+        (blob == NULL && len != 0) || now_ms < 0) {
         return STORE_INVALID_ARG;
     }
     pthread_mutex_lock(&s->lock);
-    int rc = store_step_done(s->stmt[ST_BEGIN]);
+    int rc = store_step_done(s->tx[ST_BEGIN]);
     if (rc == SQLITE_OK) {
-        rc = store_finish(s, store_put_locked(s, name, blob, len, now_ms, meta, created));
+        rc = store_finish(s, store_put_locked(s, kind, name, blob, len, now_ms, meta, created));
     }
     pthread_mutex_unlock(&s->lock);
     if (rc != SQLITE_OK) {
@@ -516,12 +565,12 @@ store_status store_put(store *s, const char *name, const void *blob, size_t len,
 }
 
 /* Deletes `name` (a single statement is its own transaction). */
-store_status store_delete(store *s, const char *name) {
-    if (s == NULL || !store_name_valid(name)) {
+store_status store_delete(store *s, store_kind kind, const char *name) {
+    if (s == NULL || (unsigned)kind >= STORE_KIND_COUNT || !store_name_valid(name)) {
         return STORE_INVALID_ARG;
     }
     pthread_mutex_lock(&s->lock);
-    sqlite3_stmt *st = s->stmt[ST_DELETE];
+    sqlite3_stmt *st = s->stmt[kind][ST_DELETE];
     int rc = sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
     int changed = 0;
     if (rc == SQLITE_OK) {
@@ -545,7 +594,8 @@ store_status store_delete(store *s, const char *name) {
  * only) or both given, and then *blob is malloc'd (never NULL on success,
  * even for an empty blob) and must be freed by the caller.
  */
-store_status store_get(store *s, const char *name, store_meta *meta, void **blob, size_t *len) {
+store_status store_get(store *s, store_kind kind, const char *name, store_meta *meta, void **blob,
+                       size_t *len) {
     if (meta != NULL) {
         memset(meta, 0, sizeof *meta);
     }
@@ -555,11 +605,12 @@ store_status store_get(store *s, const char *name, store_meta *meta, void **blob
     if (len != NULL) {
         *len = 0;
     }
-    if (s == NULL || !store_name_valid(name) || (blob == NULL) != (len == NULL)) {
+    if (s == NULL || (unsigned)kind >= STORE_KIND_COUNT || !store_name_valid(name) ||
+        (blob == NULL) != (len == NULL)) {
         return STORE_INVALID_ARG;
     }
     pthread_mutex_lock(&s->lock);
-    sqlite3_stmt *st = s->stmt[ST_GET];
+    sqlite3_stmt *st = s->stmt[kind][ST_GET];
     store_status out = STORE_OK;
     int rc = sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
     if (rc == SQLITE_OK) {
@@ -604,16 +655,16 @@ store_status store_get(store *s, const char *name, store_meta *meta, void **blob
  * is one SELECT, so it sees one consistent snapshot, and the handle's mutex
  * is held throughout: fn must not call back into the same store handle.
  */
-store_status store_each(store *s, store_each_fn fn, void *ctx, int *fn_result) {
+store_status store_each(store *s, store_kind kind, store_each_fn fn, void *ctx, int *fn_result) {
     if (fn_result != NULL) {
         *fn_result = 0;
     }
-    if (s == NULL || fn == NULL) {
+    if (s == NULL || (unsigned)kind >= STORE_KIND_COUNT || fn == NULL) {
         return STORE_INVALID_ARG;
     }
     static const unsigned char empty[1] = {0};
     pthread_mutex_lock(&s->lock);
-    sqlite3_stmt *st = s->stmt[ST_EACH];
+    sqlite3_stmt *st = s->stmt[kind][ST_EACH];
     store_status out = STORE_OK;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {

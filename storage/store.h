@@ -32,9 +32,26 @@ typedef enum store_status {
 
 const char *store_status_text(store_status s);
 
+/* What a blob is; each kind has its own names and versions (a level and a
+   navmesh may both be called "dungeon"). The text is the kind's table. */
+#define STORE_KIND_LIST(X)                                                                         \
+    X(STORE_NAVMESH, "navmeshes")                                                                  \
+    X(STORE_LEVEL, "levels")                                                                       \
+    X(STORE_VOLUME, "volumes")
+
+typedef enum store_kind {
+#define STORE_KIND_ENUM(name, table) name,
+    STORE_KIND_LIST(STORE_KIND_ENUM)
+#undef STORE_KIND_ENUM
+        STORE_KIND_COUNT
+} store_kind;
+
+/* The kind's table name ("navmeshes"), "unknown" out of range. */
+const char *store_kind_table(store_kind k);
+
 typedef struct store store;
 
-/* Metadata of one stored navmesh. Times are Unix milliseconds (UTC). */
+/* Metadata of one stored blob. Times are Unix milliseconds (UTC). */
 typedef struct store_meta {
     char name[65];
     int64_t version; /* 1 on create, +1 per replace */
@@ -59,14 +76,15 @@ void store_close(store *s);
  * stored metadata (version 1 when created, previous + 1 when replaced) and
  * *created is 1 when the name was new.
  */
-store_status store_put(store *s, const char *name, const void *blob, size_t len, int64_t now_ms,
-                       store_meta *meta, int *created);
+store_status store_put(store *s, store_kind kind, const char *name, const void *blob, size_t len,
+                       int64_t now_ms, store_meta *meta, int *created);
 
 /* Deletes `name`; STORE_NOT_FOUND when absent. */
-store_status store_delete(store *s, const char *name);
+store_status store_delete(store *s, store_kind kind, const char *name);
 
 /* Reads one entry; *blob is malloc'd (free it). */
-store_status store_get(store *s, const char *name, store_meta *meta, void **blob, size_t *len);
+store_status store_get(store *s, store_kind kind, const char *name, store_meta *meta, void **blob,
+                       size_t *len);
 
 /*
  * Calls fn for every stored entry in name order (used at start-up to load all
@@ -74,7 +92,7 @@ store_status store_get(store *s, const char *name, store_meta *meta, void **blob
  * stops the iteration and is passed back.
  */
 typedef int (*store_each_fn)(void *ctx, const store_meta *meta, const void *blob, size_t len);
-store_status store_each(store *s, store_each_fn fn, void *ctx, int *fn_result);
+store_status store_each(store *s, store_kind kind, store_each_fn fn, void *ctx, int *fn_result);
 
 /* SQLite's PRAGMA integrity_check; STORE_OK when it says "ok". */
 store_status store_check(store *s);

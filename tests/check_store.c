@@ -28,9 +28,10 @@
    Makefile's suite discovery, which matches lines starting "Suite *". */
 extern Suite *store_suite(void);
 
-/* The schema has exactly one migration step (v1: table navmeshes), so a
-   freshly migrated file is at user_version 1. Bump with every new step. */
-#define LATEST_SCHEMA 1
+/* The schema has two migration steps (v1: table navmeshes; v2: levels and
+   volumes), so a freshly migrated file is at user_version 2. Bump with every
+   new step. */
+#define LATEST_SCHEMA 2
 
 /* ---- temporary database files ---------------------------------------------------------------- */
 
@@ -112,7 +113,7 @@ static void expect_entry(store *s, const char *name, int64_t version, const char
     store_meta m;
     void *blob = NULL;
     size_t len = 0;
-    store_status st = store_get(s, name, &m, &blob, &len);
+    store_status st = store_get(s, STORE_NAVMESH, name, &m, &blob, &len);
     ck_assert_msg(st == STORE_OK, "get %s: %s", name, store_status_text(st));
     ck_assert_str_eq(m.name, name);
     ck_assert_int_eq(m.version, version);
@@ -151,7 +152,8 @@ START_TEST(t_create_replace) {
     int created = -1;
 
     /* Create at t = 1000: version 1, both timestamps 1000, created = 1. */
-    ck_assert_int_eq(store_put(s, "arena", "first", 5, 1000, &m, &created), STORE_OK);
+    ck_assert_int_eq(store_put(s, STORE_NAVMESH, "arena", "first", 5, 1000, &m, &created),
+                     STORE_OK);
     ck_assert_str_eq(m.name, "arena");
     ck_assert_int_eq(m.version, 1);
     ck_assert_int_eq(m.created_ms, 1000);
@@ -159,18 +161,19 @@ START_TEST(t_create_replace) {
     ck_assert_int_eq(created, 1);
 
     /* Replace at t = 2500: version 1 + 1 = 2, created_ms kept at 1000. */
-    ck_assert_int_eq(store_put(s, "arena", "second!", 7, 2500, &m, &created), STORE_OK);
+    ck_assert_int_eq(store_put(s, STORE_NAVMESH, "arena", "second!", 7, 2500, &m, &created),
+                     STORE_OK);
     ck_assert_int_eq(m.version, 2);
     ck_assert_int_eq(m.created_ms, 1000);
     ck_assert_int_eq(m.updated_ms, 2500);
     ck_assert_int_eq(created, 0);
 
     /* Third put: version 3; the stored row matches what put reported. */
-    ck_assert_int_eq(store_put(s, "arena", "third", 5, 4000, NULL, NULL), STORE_OK);
+    ck_assert_int_eq(store_put(s, STORE_NAVMESH, "arena", "third", 5, 4000, NULL, NULL), STORE_OK);
     store_meta g;
     void *blob = NULL;
     size_t len = 0;
-    ck_assert_int_eq(store_get(s, "arena", &g, &blob, &len), STORE_OK);
+    ck_assert_int_eq(store_get(s, STORE_NAVMESH, "arena", &g, &blob, &len), STORE_OK);
     ck_assert_int_eq(g.version, 3);
     ck_assert_int_eq(g.created_ms, 1000);
     ck_assert_int_eq(g.updated_ms, 4000);
@@ -179,11 +182,11 @@ START_TEST(t_create_replace) {
     free(blob);
 
     /* Metadata-only get (blob and len both NULL). */
-    ck_assert_int_eq(store_get(s, "arena", &g, NULL, NULL), STORE_OK);
+    ck_assert_int_eq(store_get(s, STORE_NAVMESH, "arena", &g, NULL, NULL), STORE_OK);
     ck_assert_int_eq(g.version, 3);
 
     /* Another name is independent: version 1. */
-    ck_assert_int_eq(store_put(s, "other", "x", 1, 5000, &m, &created), STORE_OK);
+    ck_assert_int_eq(store_put(s, STORE_NAVMESH, "other", "x", 1, 5000, &m, &created), STORE_OK);
     ck_assert_int_eq(m.version, 1);
     ck_assert_int_eq(created, 1);
 
@@ -198,10 +201,10 @@ START_TEST(t_empty_and_binary_blob) {
     store *s = open_ok(&t);
     /* A zero-length blob is stored as X'' (not NULL) and read back as a
        non-NULL buffer of length 0. */
-    ck_assert_int_eq(store_put(s, "empty", NULL, 0, 1, NULL, NULL), STORE_OK);
+    ck_assert_int_eq(store_put(s, STORE_NAVMESH, "empty", NULL, 0, 1, NULL, NULL), STORE_OK);
     void *blob = NULL;
     size_t len = 99;
-    ck_assert_int_eq(store_get(s, "empty", NULL, &blob, &len), STORE_OK);
+    ck_assert_int_eq(store_get(s, STORE_NAVMESH, "empty", NULL, &blob, &len), STORE_OK);
     ck_assert_ptr_nonnull(blob);
     ck_assert_uint_eq(len, 0);
     free(blob);
@@ -211,8 +214,8 @@ START_TEST(t_empty_and_binary_blob) {
     for (int i = 0; i < 256; i++) {
         bin[i] = (unsigned char)(255 - i);
     }
-    ck_assert_int_eq(store_put(s, "bin", bin, sizeof bin, 2, NULL, NULL), STORE_OK);
-    ck_assert_int_eq(store_get(s, "bin", NULL, &blob, &len), STORE_OK);
+    ck_assert_int_eq(store_put(s, STORE_NAVMESH, "bin", bin, sizeof bin, 2, NULL, NULL), STORE_OK);
+    ck_assert_int_eq(store_get(s, STORE_NAVMESH, "bin", NULL, &blob, &len), STORE_OK);
     ck_assert_uint_eq(len, 256);
     ck_assert_mem_eq(blob, bin, 256);
     free(blob);
@@ -225,20 +228,20 @@ START_TEST(t_delete) {
     tmpdb t;
     tmpdb_make(&t);
     store *s = open_ok(&t);
-    ck_assert_int_eq(store_put(s, "a", "1", 1, 10, NULL, NULL), STORE_OK);
-    ck_assert_int_eq(store_put(s, "a", "2", 1, 20, NULL, NULL), STORE_OK);
-    ck_assert_int_eq(store_put(s, "b", "3", 1, 30, NULL, NULL), STORE_OK);
+    ck_assert_int_eq(store_put(s, STORE_NAVMESH, "a", "1", 1, 10, NULL, NULL), STORE_OK);
+    ck_assert_int_eq(store_put(s, STORE_NAVMESH, "a", "2", 1, 20, NULL, NULL), STORE_OK);
+    ck_assert_int_eq(store_put(s, STORE_NAVMESH, "b", "3", 1, 30, NULL, NULL), STORE_OK);
 
-    ck_assert_int_eq(store_delete(s, "a"), STORE_OK);
-    ck_assert_int_eq(store_get(s, "a", NULL, NULL, NULL), STORE_NOT_FOUND);
-    ck_assert_int_eq(store_delete(s, "a"), STORE_NOT_FOUND);
+    ck_assert_int_eq(store_delete(s, STORE_NAVMESH, "a"), STORE_OK);
+    ck_assert_int_eq(store_get(s, STORE_NAVMESH, "a", NULL, NULL, NULL), STORE_NOT_FOUND);
+    ck_assert_int_eq(store_delete(s, STORE_NAVMESH, "a"), STORE_NOT_FOUND);
     /* b is untouched. */
     expect_entry(s, "b", 1, "3");
 
     /* A put after a delete is a fresh create: version 1, new created_ms. */
     store_meta m;
     int created = 0;
-    ck_assert_int_eq(store_put(s, "a", "new", 3, 40, &m, &created), STORE_OK);
+    ck_assert_int_eq(store_put(s, STORE_NAVMESH, "a", "new", 3, 40, &m, &created), STORE_OK);
     ck_assert_int_eq(m.version, 1);
     ck_assert_int_eq(m.created_ms, 40);
     ck_assert_int_eq(created, 1);
@@ -255,13 +258,13 @@ START_TEST(t_get_missing) {
     memset(&m, 0x5a, sizeof m);
     void *blob = (void *)&m;
     size_t len = 77;
-    ck_assert_int_eq(store_get(s, "nothing-here", &m, &blob, &len), STORE_NOT_FOUND);
+    ck_assert_int_eq(store_get(s, STORE_NAVMESH, "nothing-here", &m, &blob, &len), STORE_NOT_FOUND);
     /* Outputs are zeroed on failure, never left with stale values. */
     ck_assert_ptr_null(blob);
     ck_assert_uint_eq(len, 0);
     ck_assert_int_eq(m.version, 0);
     ck_assert_str_eq(m.name, "");
-    ck_assert_int_eq(store_delete(s, "nothing-here"), STORE_NOT_FOUND);
+    ck_assert_int_eq(store_delete(s, STORE_NAVMESH, "nothing-here"), STORE_NOT_FOUND);
     store_close(s);
     tmpdb_remove(&t);
 }
@@ -298,14 +301,16 @@ START_TEST(t_each_order) {
        first), so: C, _x, a, a.1, b. */
     const char *ins[] = {"b", "a.1", "_x", "a", "C"};
     for (int i = 0; i < 5; i++) {
-        ck_assert_int_eq(store_put(s, ins[i], "abc", (size_t)i, 100 + i, NULL, NULL), STORE_OK);
+        ck_assert_int_eq(store_put(s, STORE_NAVMESH, ins[i], "abc", (size_t)i, 100 + i, NULL, NULL),
+                         STORE_OK);
     }
-    ck_assert_int_eq(store_put(s, "a", "abcd", 4, 200, NULL, NULL), STORE_OK); /* a: v2 */
+    ck_assert_int_eq(store_put(s, STORE_NAVMESH, "a", "abcd", 4, 200, NULL, NULL),
+                     STORE_OK); /* a: v2 */
 
     each_log log;
     memset(&log, 0, sizeof log);
     int r = -1;
-    ck_assert_int_eq(store_each(s, each_record, &log, &r), STORE_OK);
+    ck_assert_int_eq(store_each(s, STORE_NAVMESH, each_record, &log, &r), STORE_OK);
     ck_assert_int_eq(r, 0);
     ck_assert_int_eq(log.calls, 5);
     const char *want[] = {"C", "_x", "a", "a.1", "b"};
@@ -321,7 +326,7 @@ START_TEST(t_each_order) {
     /* A non-zero return stops the walk and is passed back. */
     memset(&log, 0, sizeof log);
     log.stop_at = 2;
-    ck_assert_int_eq(store_each(s, each_record, &log, &r), STORE_OK);
+    ck_assert_int_eq(store_each(s, STORE_NAVMESH, each_record, &log, &r), STORE_OK);
     ck_assert_int_eq(r, 7);
     ck_assert_int_eq(log.calls, 2);
 
@@ -330,7 +335,7 @@ START_TEST(t_each_order) {
     tmpdb_make(&t2);
     store *s2 = open_ok(&t2);
     memset(&log, 0, sizeof log);
-    ck_assert_int_eq(store_each(s2, each_record, &log, NULL), STORE_OK);
+    ck_assert_int_eq(store_each(s2, STORE_NAVMESH, each_record, &log, NULL), STORE_OK);
     ck_assert_int_eq(log.calls, 0);
     store_close(s2);
     tmpdb_remove(&t2);
@@ -346,24 +351,24 @@ START_TEST(t_reopen) {
     tmpdb t;
     tmpdb_make(&t);
     store *s = open_ok(&t);
-    ck_assert_int_eq(store_put(s, "m1", "one", 3, 111, NULL, NULL), STORE_OK);
-    ck_assert_int_eq(store_put(s, "m2", "two", 3, 222, NULL, NULL), STORE_OK);
-    ck_assert_int_eq(store_put(s, "m2", "TWO", 3, 333, NULL, NULL), STORE_OK);
-    ck_assert_int_eq(store_put(s, "m3", "three", 5, 444, NULL, NULL), STORE_OK);
-    ck_assert_int_eq(store_delete(s, "m3"), STORE_OK);
+    ck_assert_int_eq(store_put(s, STORE_NAVMESH, "m1", "one", 3, 111, NULL, NULL), STORE_OK);
+    ck_assert_int_eq(store_put(s, STORE_NAVMESH, "m2", "two", 3, 222, NULL, NULL), STORE_OK);
+    ck_assert_int_eq(store_put(s, STORE_NAVMESH, "m2", "TWO", 3, 333, NULL, NULL), STORE_OK);
+    ck_assert_int_eq(store_put(s, STORE_NAVMESH, "m3", "three", 5, 444, NULL, NULL), STORE_OK);
+    ck_assert_int_eq(store_delete(s, STORE_NAVMESH, "m3"), STORE_OK);
     store_close(s);
 
     s = open_ok(&t);
     ck_assert_int_eq(store_schema_version(s), LATEST_SCHEMA);
     expect_entry(s, "m1", 1, "one");
     expect_entry(s, "m2", 2, "TWO");
-    ck_assert_int_eq(store_get(s, "m3", NULL, NULL, NULL), STORE_NOT_FOUND);
+    ck_assert_int_eq(store_get(s, STORE_NAVMESH, "m3", NULL, NULL, NULL), STORE_NOT_FOUND);
     store_meta m;
-    ck_assert_int_eq(store_get(s, "m2", &m, NULL, NULL), STORE_OK);
+    ck_assert_int_eq(store_get(s, STORE_NAVMESH, "m2", &m, NULL, NULL), STORE_OK);
     ck_assert_int_eq(m.created_ms, 222);
     ck_assert_int_eq(m.updated_ms, 333);
     /* Versions continue from the stored value after a reopen: 2 + 1 = 3. */
-    ck_assert_int_eq(store_put(s, "m2", "2b", 2, 555, &m, NULL), STORE_OK);
+    ck_assert_int_eq(store_put(s, STORE_NAVMESH, "m2", "2b", 2, 555, &m, NULL), STORE_OK);
     ck_assert_int_eq(m.version, 3);
     store_close(s);
     tmpdb_remove(&t);
@@ -410,6 +415,82 @@ START_TEST(t_migrate_empty_file) {
 }
 END_TEST
 
+START_TEST(t_kinds_are_separate) {
+    /* One name in each kind: three independent entries, each with its own
+       version, listing and deletion. */
+    tmpdb t;
+    tmpdb_make(&t);
+    store *s = open_ok(&t);
+    store_meta m;
+    int created = 0;
+    ck_assert_int_eq(store_put(s, STORE_NAVMESH, "dungeon", "mesh", 4, 10, &m, &created), STORE_OK);
+    ck_assert_int_eq(m.version, 1);
+    ck_assert_int_eq(store_put(s, STORE_LEVEL, "dungeon", "level", 5, 20, &m, &created), STORE_OK);
+    ck_assert_int_eq(created, 1); /* a navmesh of the same name is no level */
+    ck_assert_int_eq(m.version, 1);
+    ck_assert_int_eq(store_put(s, STORE_LEVEL, "dungeon", "level2", 6, 30, &m, &created), STORE_OK);
+    ck_assert_int_eq(m.version, 2);
+    ck_assert_int_eq(store_put(s, STORE_VOLUME, "dungeon", "vol", 3, 40, &m, &created), STORE_OK);
+    ck_assert_int_eq(m.version, 1);
+
+    void *blob = NULL;
+    size_t len = 0;
+    ck_assert_int_eq(store_get(s, STORE_NAVMESH, "dungeon", &m, &blob, &len), STORE_OK);
+    ck_assert_int_eq(m.version, 1);
+    ck_assert_uint_eq(len, 4);
+    ck_assert_int_eq(memcmp(blob, "mesh", 4), 0);
+    free(blob);
+    ck_assert_int_eq(store_get(s, STORE_LEVEL, "dungeon", &m, &blob, &len), STORE_OK);
+    ck_assert_uint_eq(len, 6);
+    ck_assert_int_eq(memcmp(blob, "level2", 6), 0);
+    free(blob);
+
+    ck_assert_int_eq(store_delete(s, STORE_LEVEL, "dungeon"), STORE_OK);
+    ck_assert_int_eq(store_get(s, STORE_LEVEL, "dungeon", NULL, NULL, NULL), STORE_NOT_FOUND);
+    ck_assert_int_eq(store_get(s, STORE_NAVMESH, "dungeon", NULL, NULL, NULL), STORE_OK);
+    ck_assert_int_eq(store_get(s, STORE_VOLUME, "dungeon", NULL, NULL, NULL), STORE_OK);
+    ck_assert_int_eq(store_put(s, (store_kind)STORE_KIND_COUNT, "x", "1", 1, 1, NULL, NULL),
+                     STORE_INVALID_ARG);
+    ck_assert_str_eq(store_kind_table(STORE_LEVEL), "levels");
+    store_close(s);
+    tmpdb_remove(&t);
+}
+END_TEST
+
+START_TEST(t_migrate_v1_keeps_navmeshes) {
+    /* A file written by a navd that knew only v1 (built here by hand with a
+       plain connection) is migrated to v2 and keeps its navmeshes. */
+    tmpdb t;
+    tmpdb_make(&t);
+    sqlite3 *db = NULL;
+    ck_assert_int_eq(sqlite3_open(t.path, &db), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(db,
+                                  "CREATE TABLE navmeshes (name TEXT PRIMARY KEY, version INTEGER "
+                                  "NOT NULL, created_ms INTEGER NOT NULL, updated_ms INTEGER NOT "
+                                  "NULL, blob BLOB NOT NULL);"
+                                  "INSERT INTO navmeshes VALUES ('old', 7, 1, 2, x'616263');"
+                                  "PRAGMA user_version = 1;",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    store *s = open_ok(&t);
+    ck_assert_int_eq(store_schema_version(s), 2);
+    store_meta m;
+    void *blob = NULL;
+    size_t len = 0;
+    ck_assert_int_eq(store_get(s, STORE_NAVMESH, "old", &m, &blob, &len), STORE_OK);
+    ck_assert_int_eq(m.version, 7);
+    ck_assert_uint_eq(len, 3);
+    ck_assert_int_eq(memcmp(blob, "abc", 3), 0);
+    free(blob);
+    ck_assert_int_eq(store_put(s, STORE_LEVEL, "old", "lvl", 3, 5, &m, NULL), STORE_OK);
+    ck_assert_int_eq(m.version, 1);
+    store_close(s);
+    ck_assert_int_eq(raw_user_version(t.path), 2);
+    tmpdb_remove(&t);
+}
+END_TEST
+
 START_TEST(t_migrate_race) {
     /* Four processes open the same brand-new file at once (all released by
        one close of a pipe). Each migration step re-reads user_version inside
@@ -436,7 +517,7 @@ START_TEST(t_migrate_race) {
             }
             char name[32];
             snprintf(name, sizeof name, "proc-%d", k);
-            _exit(store_put(s, name, "p", 1, k, NULL, NULL) == STORE_OK ? 0 : 3);
+            _exit(store_put(s, STORE_NAVMESH, name, "p", 1, k, NULL, NULL) == STORE_OK ? 0 : 3);
         }
     }
     close(gate[0]);
@@ -450,7 +531,7 @@ START_TEST(t_migrate_race) {
     store *s = open_ok(&t);
     each_log log;
     memset(&log, 0, sizeof log);
-    ck_assert_int_eq(store_each(s, each_record, &log, NULL), STORE_OK);
+    ck_assert_int_eq(store_each(s, STORE_NAVMESH, each_record, &log, NULL), STORE_OK);
     ck_assert_int_eq(log.calls, 4);
     store_close(s);
     ck_assert_int_eq(raw_user_version(t.path), LATEST_SCHEMA);
@@ -524,8 +605,8 @@ START_TEST(t_corrupt_pages) {
     tmpdb t;
     tmpdb_make(&t);
     store *s = open_ok(&t);
-    ck_assert_int_eq(store_put(s, "a", "alpha", 5, 1, NULL, NULL), STORE_OK);
-    ck_assert_int_eq(store_put(s, "b", "beta", 4, 2, NULL, NULL), STORE_OK);
+    ck_assert_int_eq(store_put(s, STORE_NAVMESH, "a", "alpha", 5, 1, NULL, NULL), STORE_OK);
+    ck_assert_int_eq(store_put(s, STORE_NAVMESH, "b", "beta", 4, 2, NULL, NULL), STORE_OK);
     ck_assert_int_eq(store_check(s), STORE_OK);
     store_close(s); /* last connection: the WAL is checkpointed into the file */
 
@@ -549,10 +630,10 @@ START_TEST(t_corrupt_pages) {
         ck_assert_int_eq(store_check(s), STORE_IO);
         void *blob = NULL;
         size_t len = 0;
-        ck_assert_int_eq(store_get(s, "a", NULL, &blob, &len), STORE_IO);
+        ck_assert_int_eq(store_get(s, STORE_NAVMESH, "a", NULL, &blob, &len), STORE_IO);
         ck_assert_ptr_null(blob);
-        ck_assert_int_eq(store_each(s, each_record, &(each_log){0}, NULL), STORE_IO);
-        ck_assert_int_ne(store_put(s, "c", "x", 1, 3, NULL, NULL), STORE_OK);
+        ck_assert_int_eq(store_each(s, STORE_NAVMESH, each_record, &(each_log){0}, NULL), STORE_IO);
+        ck_assert_int_ne(store_put(s, STORE_NAVMESH, "c", "x", 1, 3, NULL, NULL), STORE_OK);
         store_close(s);
     } else {
         ck_assert_int_eq(st, STORE_IO);
@@ -594,20 +675,21 @@ START_TEST(t_invalid_args) {
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         store_meta m;
         int created = 5;
-        ck_assert_msg(store_put(s, bad[i], "x", 1, 1, &m, &created) == STORE_INVALID_ARG,
+        ck_assert_msg(store_put(s, STORE_NAVMESH, bad[i], "x", 1, 1, &m, &created) ==
+                          STORE_INVALID_ARG,
                       "put accepted bad name #%zu", i);
         ck_assert_int_eq(created, 0);
-        ck_assert_int_eq(store_get(s, bad[i], NULL, NULL, NULL), STORE_INVALID_ARG);
-        ck_assert_int_eq(store_delete(s, bad[i]), STORE_INVALID_ARG);
+        ck_assert_int_eq(store_get(s, STORE_NAVMESH, bad[i], NULL, NULL, NULL), STORE_INVALID_ARG);
+        ck_assert_int_eq(store_delete(s, STORE_NAVMESH, bad[i]), STORE_INVALID_ARG);
     }
-    ck_assert_int_eq(store_put(s, NULL, "x", 1, 1, NULL, NULL), STORE_INVALID_ARG);
-    ck_assert_int_eq(store_get(s, NULL, NULL, NULL, NULL), STORE_INVALID_ARG);
-    ck_assert_int_eq(store_delete(s, NULL), STORE_INVALID_ARG);
+    ck_assert_int_eq(store_put(s, STORE_NAVMESH, NULL, "x", 1, 1, NULL, NULL), STORE_INVALID_ARG);
+    ck_assert_int_eq(store_get(s, STORE_NAVMESH, NULL, NULL, NULL, NULL), STORE_INVALID_ARG);
+    ck_assert_int_eq(store_delete(s, STORE_NAVMESH, NULL), STORE_INVALID_ARG);
 
     /* Every character class of the rule at its edges, and exactly 64. */
     const char *good[] = {n64, "A", "z", "0", "9", "_", ".", "-", "a.b-c_D9", ".."};
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
-        ck_assert_msg(store_put(s, good[i], "x", 1, 1, NULL, NULL) == STORE_OK,
+        ck_assert_msg(store_put(s, STORE_NAVMESH, good[i], "x", 1, 1, NULL, NULL) == STORE_OK,
                       "put refused good name #%zu", i);
         expect_entry(s, good[i], 1, "x");
     }
@@ -615,15 +697,15 @@ START_TEST(t_invalid_args) {
     /* Other arguments. */
     void *blob = NULL;
     size_t len = 0;
-    ck_assert_int_eq(store_put(NULL, "a", "x", 1, 1, NULL, NULL), STORE_INVALID_ARG);
-    ck_assert_int_eq(store_put(s, "a", NULL, 1, 1, NULL, NULL), STORE_INVALID_ARG);
-    ck_assert_int_eq(store_put(s, "a", "x", 1, -1, NULL, NULL), STORE_INVALID_ARG);
-    ck_assert_int_eq(store_get(NULL, "a", NULL, &blob, &len), STORE_INVALID_ARG);
-    ck_assert_int_eq(store_get(s, "a", NULL, &blob, NULL), STORE_INVALID_ARG);
-    ck_assert_int_eq(store_get(s, "a", NULL, NULL, &len), STORE_INVALID_ARG);
-    ck_assert_int_eq(store_delete(NULL, "a"), STORE_INVALID_ARG);
-    ck_assert_int_eq(store_each(NULL, each_record, NULL, NULL), STORE_INVALID_ARG);
-    ck_assert_int_eq(store_each(s, NULL, NULL, NULL), STORE_INVALID_ARG);
+    ck_assert_int_eq(store_put(NULL, STORE_NAVMESH, "a", "x", 1, 1, NULL, NULL), STORE_INVALID_ARG);
+    ck_assert_int_eq(store_put(s, STORE_NAVMESH, "a", NULL, 1, 1, NULL, NULL), STORE_INVALID_ARG);
+    ck_assert_int_eq(store_put(s, STORE_NAVMESH, "a", "x", 1, -1, NULL, NULL), STORE_INVALID_ARG);
+    ck_assert_int_eq(store_get(NULL, STORE_NAVMESH, "a", NULL, &blob, &len), STORE_INVALID_ARG);
+    ck_assert_int_eq(store_get(s, STORE_NAVMESH, "a", NULL, &blob, NULL), STORE_INVALID_ARG);
+    ck_assert_int_eq(store_get(s, STORE_NAVMESH, "a", NULL, NULL, &len), STORE_INVALID_ARG);
+    ck_assert_int_eq(store_delete(NULL, STORE_NAVMESH, "a"), STORE_INVALID_ARG);
+    ck_assert_int_eq(store_each(NULL, STORE_NAVMESH, each_record, NULL, NULL), STORE_INVALID_ARG);
+    ck_assert_int_eq(store_each(s, STORE_NAVMESH, NULL, NULL, NULL), STORE_INVALID_ARG);
     ck_assert_int_eq(store_check(NULL), STORE_INVALID_ARG);
     ck_assert_int_eq(store_schema_version(NULL), -1);
     store *o = (store *)&t;
@@ -636,7 +718,7 @@ START_TEST(t_invalid_args) {
     /* None of the rejected calls wrote anything: only the 10 good names. */
     each_log log;
     memset(&log, 0, sizeof log);
-    ck_assert_int_eq(store_each(s, each_record, &log, NULL), STORE_OK);
+    ck_assert_int_eq(store_each(s, STORE_NAVMESH, each_record, &log, NULL), STORE_OK);
     ck_assert_int_eq(log.calls, 10);
     store_close(s);
     tmpdb_remove(&t);
@@ -654,10 +736,11 @@ START_TEST(t_integrity_ok) {
     ck_assert_ptr_nonnull(b);
     memset(b, 'n', big);
     for (int i = 0; i < 5; i++) {
-        ck_assert_int_eq(store_put(s, "big", b, big - (size_t)i * 1000, i, NULL, NULL), STORE_OK);
+        ck_assert_int_eq(
+            store_put(s, STORE_NAVMESH, "big", b, big - (size_t)i * 1000, i, NULL, NULL), STORE_OK);
     }
     free(b);
-    ck_assert_int_eq(store_delete(s, "big"), STORE_OK);
+    ck_assert_int_eq(store_delete(s, STORE_NAVMESH, "big"), STORE_OK);
     ck_assert_int_eq(store_check(s), STORE_OK);
     store_close(s);
     tmpdb_remove(&t);
@@ -685,11 +768,13 @@ static void *conc_worker(void *p) {
         store_meta m;
         int created = 0;
         snprintf(payload, sizeof payload, "t%d-i%d", a->id, i);
-        if (store_put(a->s, own, payload, strlen(payload), i, &m, &created) != STORE_OK ||
+        if (store_put(a->s, STORE_NAVMESH, own, payload, strlen(payload), i, &m, &created) !=
+                STORE_OK ||
             m.version != i + 1) {
             a->failures++;
         }
-        if (store_put(a->s, "shared", payload, strlen(payload), i, &m, &created) != STORE_OK) {
+        if (store_put(a->s, STORE_NAVMESH, "shared", payload, strlen(payload), i, &m, &created) !=
+            STORE_OK) {
             a->failures++;
         }
         a->shared_versions[i] = m.version;
@@ -737,7 +822,7 @@ static void run_concurrent(store **handles, int nhandles) {
         ck_assert_int_eq(seen[v], 1);
     }
     store_meta m;
-    ck_assert_int_eq(store_get(handles[0], "shared", &m, NULL, NULL), STORE_OK);
+    ck_assert_int_eq(store_get(handles[0], STORE_NAVMESH, "shared", &m, NULL, NULL), STORE_OK);
     ck_assert_int_eq(m.version, TOTAL);
     ck_assert_int_eq(store_check(handles[0]), STORE_OK);
 }
@@ -781,7 +866,8 @@ START_TEST(t_durable_exit_without_close) {
         if (store_open(t.path, &s) != STORE_OK) {
             _exit(2);
         }
-        if (store_put(s, "survivor", "still here", 10, 12345, NULL, NULL) != STORE_OK) {
+        if (store_put(s, STORE_NAVMESH, "survivor", "still here", 10, 12345, NULL, NULL) !=
+            STORE_OK) {
             _exit(3);
         }
         _exit(0);
@@ -828,12 +914,13 @@ START_TEST(t_durable_sigkill_mid_stream) {
             }
             for (;;) {
                 store_meta m;
-                if (store_get(s, "stream", &m, NULL, NULL) == STORE_NOT_FOUND) {
+                if (store_get(s, STORE_NAVMESH, "stream", &m, NULL, NULL) == STORE_NOT_FOUND) {
                     m.version = 0;
                 }
                 char buf[96];
                 int n = kill_payload(buf, sizeof buf, m.version + 1);
-                if (store_put(s, "stream", buf, (size_t)n, m.version + 1, &m, NULL) != STORE_OK) {
+                if (store_put(s, STORE_NAVMESH, "stream", buf, (size_t)n, m.version + 1, &m,
+                              NULL) != STORE_OK) {
                     _exit(3);
                 }
                 if (write(fds[1], &m.version, sizeof m.version) != (ssize_t)sizeof m.version) {
@@ -862,7 +949,7 @@ START_TEST(t_durable_sigkill_mid_stream) {
         store_meta m;
         void *blob = NULL;
         size_t len = 0;
-        ck_assert_int_eq(store_get(s, "stream", &m, &blob, &len), STORE_OK);
+        ck_assert_int_eq(store_get(s, STORE_NAVMESH, "stream", &m, &blob, &len), STORE_OK);
         ck_assert_int_ge(m.version, last_acked);
         ck_assert_int_le(m.version, last_acked + 1);
         char want[96];
@@ -922,7 +1009,7 @@ START_TEST(t_alloc_failure) {
         store_status st = store_open(t.path, &s);
         store_status pst = STORE_IO;
         if (st == STORE_OK) {
-            pst = store_put(s, "oom", "payload", 7, 1, NULL, NULL);
+            pst = store_put(s, STORE_NAVMESH, "oom", "payload", 7, 1, NULL, NULL);
             ck_assert(pst == STORE_OK || pst == STORE_NOMEM || pst == STORE_IO);
             store_close(s);
         } else {
@@ -938,7 +1025,7 @@ START_TEST(t_alloc_failure) {
         store_meta m;
         void *blob = NULL;
         size_t len = 0;
-        store_status g = store_get(s, "oom", &m, &blob, &len);
+        store_status g = store_get(s, STORE_NAVMESH, "oom", &m, &blob, &len);
         if (g == STORE_OK) {
             ck_assert_int_eq(m.version, 1);
             ck_assert_uint_eq(len, 7);
@@ -973,11 +1060,13 @@ Suite *store_suite(void) {
     tcase_add_test(basic, t_reopen);
     tcase_add_test(basic, t_invalid_args);
     tcase_add_test(basic, t_integrity_ok);
+    tcase_add_test(basic, t_kinds_are_separate);
     suite_add_tcase(s, basic);
 
     TCase *files = tcase_create("files");
     tcase_add_test(files, t_migrate_empty_file);
     tcase_add_test(files, t_migrate_race);
+    tcase_add_test(files, t_migrate_v1_keeps_navmeshes);
     tcase_add_test(files, t_future_version_refused);
     tcase_add_test(files, t_garbage_refused);
     tcase_add_test(files, t_corrupt_pages);
