@@ -193,6 +193,7 @@ test-browser: deps
 	SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 	need=""; \
 	[ -x /usr/bin/chromium ] || need="chromium"; \
+	command -v curl >/dev/null 2>&1 || need="$$need curl"; \
 	command -v node >/dev/null 2>&1 || need="$$need nodejs"; \
 	command -v npm >/dev/null 2>&1 || need="$$need npm"; \
 	if [ -n "$$need" ]; then \

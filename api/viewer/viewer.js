@@ -31,7 +31,7 @@
   const $ = (id) => document.getElementById(id);
   const app = $('app');
   const canvas = $('view');
-  const ctx = canvas.getContext('2d');
+  let ctx = canvas.getContext('2d'); /* swapped for the static layer's while it renders */
 
   const MAX_STEP_DT = 0.1; /* s of real time per step request, before the speed multiplier */
   const AGENT_COLORS = ['#ffd166', '#06d6a0', '#ef476f', '#7bdff2', '#f4a261', '#c77dff', '#90be6d', '#ff8fab'];
@@ -157,6 +157,26 @@
   /* Twice the signed xz area of triangle (a, b, c), points as [x, z]. */
   const cross2 = (ax, az, bx, bz, cx, cz) => (bx - ax) * (cz - az) - (bz - az) * (cx - ax);
 
+  /* One polygon of a prepared mesh; `path` (its outline as a Path2D) is made
+     on first use. A class, so 100,000 of them share one hidden shape. */
+  class Poly {
+    constructor(id, ids, x0, x1, z0, z1, y, area, sign) {
+      this.id = id; this.ids = ids; this.x0 = x0; this.x1 = x1; this.z0 = z0; this.z1 = z1;
+      this.y = y; this.area = area; this.sign = sign; this.comp = 0; this.neighbours = [];
+      this.mesh = null; this.outline = null;
+    }
+
+    get path() {
+      if (!this.outline) {
+        const m = this.mesh, path = new Path2D();
+        this.ids.forEach((i, k) => (k ? path.lineTo(m.vx[i], m.vz[i]) : path.moveTo(m.vx[i], m.vz[i])));
+        path.closePath();
+        this.outline = path;
+      }
+      return this.outline;
+    }
+  }
+
   /*
    * Turns the upload-format JSON into what drawing and picking need:
    * per-polygon outlines, bounds, mean height, xz area, neighbours (edges
@@ -169,12 +189,20 @@
     const nv = V.length;
     const vx = new Float64Array(nv), vy = new Float64Array(nv), vz = new Float64Array(nv);
     const weld = new Int32Array(nv);
-    const seen = new Map();
+    /* Welding within 1e-4 m: vertices sorted by their rounded coordinates,
+       equal neighbours share the first index. A sort of typed indices is an
+       order of magnitude faster than a Map of string keys on 100,000-polygon
+       meshes (load time is most of what a large mesh costs). */
+    const rx = new Float64Array(nv), ry = new Float64Array(nv), rz = new Float64Array(nv);
     for (let i = 0; i < nv; i++) {
       vx[i] = V[i][0]; vy[i] = V[i][1]; vz[i] = V[i][2];
-      const key = Math.round(vx[i] * 1e4) + ',' + Math.round(vy[i] * 1e4) + ',' + Math.round(vz[i] * 1e4);
-      const w = seen.get(key);
-      if (w === undefined) { seen.set(key, i); weld[i] = i; } else weld[i] = w;
+      rx[i] = Math.round(vx[i] * 1e4); ry[i] = Math.round(vy[i] * 1e4); rz[i] = Math.round(vz[i] * 1e4);
+    }
+    const order = new Int32Array(nv).map((_, i) => i);
+    order.sort((a, b) => rx[a] - rx[b] || ry[a] - ry[b] || rz[a] - rz[b] || a - b);
+    for (let k = 0; k < nv; k++) {
+      const i = order[k], j = k ? order[k - 1] : -1;
+      weld[i] = j >= 0 && rx[i] === rx[j] && ry[i] === ry[j] && rz[i] === rz[j] ? weld[j] : i;
     }
     let minY = Infinity, maxY = -Infinity;
     let minX = Infinity, maxX = -Infinity, minZ = Infinity, maxZ = -Infinity;
@@ -190,10 +218,7 @@
       }
       minX = Math.min(minX, x0); maxX = Math.max(maxX, x1);
       minZ = Math.min(minZ, z0); maxZ = Math.max(maxZ, z1);
-      return {
-        id: p, ids, x0, x1, z0, z1, y: ys / ids.length, area: Math.abs(area2) / 2,
-        sign: area2 >= 0 ? 1 : -1, comp: 0, neighbours: [],
-      };
+      return new Poly(p, ids, x0, x1, z0, z1, ys / ids.length, Math.abs(area2) / 2, area2 >= 0 ? 1 : -1);
     });
     if (!polys.length) { minX = maxX = minZ = maxZ = minY = maxY = 0; }
 
@@ -203,7 +228,7 @@
       const ids = poly.ids;
       for (let k = 0; k < ids.length; k++) {
         const a = weld[ids[k]], b = weld[ids[(k + 1) % ids.length]];
-        const key = a < b ? a + ',' + b : b + ',' + a;
+        const key = a < b ? a * nv + b : b * nv + a; /* exact below 2^53 */
         const list = edges.get(key);
         if (list) list.push(poly.id); else edges.set(key, [poly.id]);
       }
@@ -211,7 +236,7 @@
     const boundary = [];
     const inner = [];
     edges.forEach((list, key) => {
-      const [a, b] = key.split(',').map(Number);
+      const a = Math.floor(key / nv), b = key - a * nv;
       const seg = [vx[a], vz[a], vx[b], vz[b]];
       if (list.length === 1) boundary.push(seg);
       else {
@@ -267,21 +292,121 @@
     mesh.ncomp = compIndex.size;
 
     /* Draw lower floors first so an upper floor covers what it overlaps. */
-    mesh.drawOrder = polys.slice().sort((a, b) => a.y - b.y);
-    polys.forEach((p) => {
-      const path = new Path2D();
-      p.ids.forEach((i, k) => (k ? path.lineTo(vx[i], vz[i]) : path.moveTo(vx[i], vz[i])));
-      path.closePath();
-      p.path = path;
-      p.color = polyColor(mesh, p);
-    });
+    mesh.drawOrder = polys.slice().sort((a, b) => a.y - b.y || a.id - b.id);
+    /* A polygon's outline is made when first drawn alone (hover, corridor),
+       not for all 100,000 at load. */
+    polys.forEach((p) => { p.mesh = mesh; });
+    mesh.layers = colorLayers(mesh);
+    mesh.grid = buildGrid(mesh);
     return mesh;
+  }
+
+  /*
+   * The mesh's fill as a few batched paths: polygons in draw order (low
+   * floors first), split into runs of one colour. Colours are quantized (hue
+   * per component, 12 height steps), so a 100,000-polygon grid draws with a
+   * few hundred fill calls instead of 100,000.
+   */
+  const PATH_CHUNK = 256;
+
+  /* Fills the outlines of polygons ids (in that order) in batches of PATH_CHUNK. */
+  function fillBatched(m, ids, style) {
+    ctx.fillStyle = style;
+    let path = null, n = 0;
+    for (const id of ids) {
+      const p = m.polys[id];
+      if (!p) continue;
+      if (!path) path = new Path2D();
+      const vi = p.ids;
+      vi.forEach((i, k) => (k ? path.lineTo(m.vx[i], m.vz[i]) : path.moveTo(m.vx[i], m.vz[i])));
+      path.closePath();
+      if (++n >= PATH_CHUNK) { ctx.fill(path); path = null; n = 0; }
+    }
+    if (path) ctx.fill(path);
+  }
+
+  function colorLayers(mesh) {
+    const layers = [];
+    let cur = null;
+    for (const p of mesh.drawOrder) {
+      const color = polyColor(mesh, p);
+      /* Chromium's Path2D grows quadratically with its subpaths (one path of
+         100,000 squares took 44 s to build, 1,000 paths of 100 took 0.4 s),
+         so a run is cut every PATH_CHUNK polygons. */
+      if (!cur || cur.color !== color || cur.n >= PATH_CHUNK) { cur = { color, path: new Path2D(), n: 0 }; layers.push(cur); }
+      cur.n++;
+      const ids = p.ids;
+      ids.forEach((i, k) => (k ? cur.path.lineTo(mesh.vx[i], mesh.vz[i]) : cur.path.moveTo(mesh.vx[i], mesh.vz[i])));
+      cur.path.closePath();
+    }
+    return layers;
+  }
+
+  /*
+   * A uniform grid over the xz bounds, each cell listing the polygons whose
+   * bounding box overlaps it: picking under the cursor and the nearest
+   * polygon look at a handful of polygons instead of all of them.
+   */
+  function buildGrid(mesh) {
+    const b = mesh.bounds, n = Math.max(mesh.polys.length, 1);
+    const w = Math.max(b.maxX - b.minX, 1e-3), h = Math.max(b.maxZ - b.minZ, 1e-3);
+    const cell = Math.max(Math.sqrt((w * h) / n) * 1.5, 1e-3);
+    const nx = Math.min(Math.ceil(w / cell), 2048), nz = Math.min(Math.ceil(h / cell), 2048);
+    const cw = w / nx, ch = h / nz;
+    const counts = new Int32Array(nx * nz + 1);
+    const span = (p) => [
+      Math.min(Math.max(Math.floor((p.x0 - b.minX) / cw), 0), nx - 1),
+      Math.min(Math.max(Math.floor((p.x1 - b.minX) / cw), 0), nx - 1),
+      Math.min(Math.max(Math.floor((p.z0 - b.minZ) / ch), 0), nz - 1),
+      Math.min(Math.max(Math.floor((p.z1 - b.minZ) / ch), 0), nz - 1),
+    ];
+    for (const p of mesh.polys) {
+      const [i0, i1, j0, j1] = span(p);
+      for (let j = j0; j <= j1; j++) for (let i = i0; i <= i1; i++) counts[j * nx + i + 1]++;
+    }
+    for (let c = 1; c <= nx * nz; c++) counts[c] += counts[c - 1];
+    const items = new Int32Array(counts[nx * nz]);
+    const fill = counts.slice(0, nx * nz);
+    for (const p of mesh.polys) {
+      const [i0, i1, j0, j1] = span(p);
+      for (let j = j0; j <= j1; j++) for (let i = i0; i <= i1; i++) items[fill[j * nx + i]++] = p.id;
+    }
+    return { x0: b.minX, z0: b.minZ, cw, ch, nx, nz, start: counts, items };
+  }
+
+  /* Calls fn(polygon) for the polygons listed in the cell holding (x, z). */
+  function eachInCell(mesh, x, z, fn) {
+    const g = mesh.grid;
+    const i = Math.floor((x - g.x0) / g.cw), j = Math.floor((z - g.z0) / g.ch);
+    if (i < 0 || j < 0 || i >= g.nx || j >= g.nz) return;
+    const c = j * g.nx + i;
+    for (let k = g.start[c]; k < g.start[c + 1]; k++) fn(mesh.polys[g.items[k]]);
+  }
+
+  /* Calls fn(polygon) for the polygons in the cells on ring r (Chebyshev
+     distance r in cells) around the cell of (x, z), visiting only the ring's
+     cells inside the grid; false when the ring misses the grid entirely. */
+  function eachInRing(mesh, x, z, r, fn) {
+    const g = mesh.grid;
+    const ci = Math.floor((x - g.x0) / g.cw), cj = Math.floor((z - g.z0) / g.ch);
+    if (ci + r < 0 || ci - r >= g.nx || cj + r < 0 || cj - r >= g.nz) return false;
+    const cellAt = (i, j) => {
+      if (i < 0 || j < 0 || i >= g.nx || j >= g.nz) return;
+      const c = j * g.nx + i;
+      for (let k = g.start[c]; k < g.start[c + 1]; k++) fn(mesh.polys[g.items[k]]);
+    };
+    if (r === 0) { cellAt(ci, cj); return true; }
+    const i0 = Math.max(ci - r, 0), i1 = Math.min(ci + r, g.nx - 1);
+    for (let i = i0; i <= i1; i++) { cellAt(i, cj - r); cellAt(i, cj + r); }
+    const j0 = Math.max(cj - r + 1, 0), j1 = Math.min(cj + r - 1, g.nz - 1);
+    for (let j = j0; j <= j1; j++) { cellAt(ci - r, j); cellAt(ci + r, j); }
+    return true;
   }
 
   /* Component picks the hue, height the lightness (low = dark, high = light). */
   function polyColor(mesh, p) {
     const b = mesh.bounds;
-    const t = b.maxY > b.minY ? (p.y - b.minY) / (b.maxY - b.minY) : 0.5;
+    const t = b.maxY > b.minY ? Math.round(((p.y - b.minY) / (b.maxY - b.minY)) * 12) / 12 : 0.5;
     const hue = (205 + p.comp * 137.508) % 360;
     return `hsl(${hue.toFixed(1)}, ${p.comp ? 55 : 42}%, ${(22 + 44 * t).toFixed(1)}%)`;
   }
@@ -335,11 +460,11 @@
    */
   function pick(mesh, x, z, lowest) {
     let best = null;
-    for (const p of mesh.polys) {
-      if (!insidePoly(mesh, p, x, z)) continue;
+    eachInCell(mesh, x, z, (p) => {
+      if (!insidePoly(mesh, p, x, z)) return;
       const y = heightAt(mesh, p, x, z);
       if (!best || (lowest ? y < best.y : y > best.y)) best = { poly: p.id, y };
-    }
+    });
     if (best) return { x, y: best.y, z, poly: best.poly };
     const q = nearestPolyTo(mesh, [x, 0, z], true);
     return { x, y: q >= 0 ? mesh.polys[q].y : 0, z, poly: -1 };
@@ -348,7 +473,7 @@
   /* Index of the polygon nearest to point pt (xz distance to its bounds, then |dy|). */
   function nearestPolyTo(mesh, pt, ignoreY) {
     let best = -1, bestD = Infinity;
-    for (const p of mesh.polys) {
+    const visit = (p) => {
       const dx = Math.max(p.x0 - pt[0], 0, pt[0] - p.x1);
       const dz = Math.max(p.z0 - pt[2], 0, pt[2] - p.z1);
       let d = dx * dx + dz * dz;
@@ -357,7 +482,20 @@
         const dy = inside ? heightAt(mesh, p, pt[0], pt[2]) - pt[1] : p.y - pt[1];
         d += 0.01 * dy * dy + (inside ? 0 : 1e-6);
       }
-      if (d < bestD) { bestD = d; best = p.id; }
+      if (d < bestD || (d === bestD && p.id < best)) { bestD = d; best = p.id; }
+    };
+    if (!mesh.grid) { mesh.polys.forEach(visit); return best; }
+    /* Rings of cells outward until a ring starts farther away than the best
+       found: its polygons' boxes, and any beyond, cannot be closer in xz. The
+       height term only grows d, so the xz bound holds for it too. */
+    const g = mesh.grid, cmin = Math.min(g.cw, g.ch);
+    const ci = Math.floor((pt[0] - g.x0) / g.cw), cj = Math.floor((pt[2] - g.z0) / g.ch);
+    /* The first ring that touches the grid, for a point outside it. */
+    const r0 = Math.max(0, -ci, ci - (g.nx - 1), -cj, cj - (g.nz - 1));
+    for (let r = r0; ; r++) {
+      const reach = Math.max(r - 1, 0) * cmin;
+      if (best >= 0 && reach * reach >= bestD) break;
+      if (!eachInRing(mesh, pt[0], pt[2], r, visit)) break;
     }
     return best;
   }
@@ -435,6 +573,12 @@
     state.dirty = true;
   }
 
+  /* A pan or zoom step: the static layer waits until the gesture settles. */
+  function viewChanged() {
+    state.lastViewChange = performance.now();
+    redraw();
+  }
+
   /* Sets the canvas transform so world xz coordinates can be drawn directly. */
   function worldTransform() {
     const { dpr, w, h } = state.size, v = state.view;
@@ -446,27 +590,52 @@
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   }
 
-  function draw() {
-    state.dirty = false;
-    screenTransform();
-    ctx.fillStyle = '#0d1117';
-    ctx.fillRect(0, 0, state.size.w, state.size.h);
-    drawGrid();
-    const m = state.mesh;
-    if (!m) {
-      ctx.fillStyle = '#8a96a8';
-      ctx.font = '14px system-ui, sans-serif';
-      ctx.textAlign = 'center';
-      ctx.fillText(state.meshName ? 'loading…' : 'no navmesh selected', state.size.w / 2, state.size.h / 2);
-      ctx.textAlign = 'left';
-      return;
-    }
-    const px = 1 / state.view.scale; /* one screen pixel in metres */
-    worldTransform();
+  /*
+   * Drawing is two layers. The static one (grid, mesh fill, hatching, the
+   * reachable set, edges, links) is rendered into an offscreen canvas only
+   * when the mesh, the view, the canvas size or the reachable set changes;
+   * every frame copies it and draws what moves (hover, paths, rays, agents)
+   * on top, so a hover or a steering step on a 100,000-polygon mesh costs
+   * one image copy. While the user pans or zooms, the last static layer is
+   * copied shifted and scaled (exact for a pan, a little blurred for a zoom)
+   * and rendered anew once the view has been still for a moment.
+   */
+  const layer = { canvas: document.createElement('canvas'), key: null, view: null, mesh: null };
+  const SETTLE_MS = 120;
 
-    for (const p of m.drawOrder) {
-      ctx.fillStyle = p.color;
-      ctx.fill(p.path);
+  function layerKey() {
+    const v = state.view, z = state.size;
+    const reach = state.tool === 'reach' ? state.reach.set : null;
+    return [state.loadSeq, state.mesh ? state.mesh.polys.length : -1, v.cx, v.cz, v.scale, z.w, z.h, z.dpr,
+      reach ? state.reach.seq : 0].join('|');
+  }
+
+  function renderLayer() {
+    const c = layer.canvas;
+    if (c.width !== canvas.width || c.height !== canvas.height) { c.width = canvas.width; c.height = canvas.height; }
+    const main = ctx;
+    ctx = c.getContext('2d');
+    try {
+      screenTransform();
+      ctx.fillStyle = '#0d1117';
+      ctx.fillRect(0, 0, state.size.w, state.size.h);
+      drawGrid();
+      if (state.mesh) drawStatic(state.mesh);
+    } finally {
+      ctx = main;
+    }
+    layer.key = layerKey();
+    layer.view = Object.assign({}, state.view);
+    layer.mesh = state.mesh;
+    state.layerRenders = (state.layerRenders || 0) + 1;
+  }
+
+  function drawStatic(m) {
+    const px = 1 / state.view.scale;
+    worldTransform();
+    for (const l of m.layers) {
+      ctx.fillStyle = l.color;
+      ctx.fill(l.path);
     }
     /* Polygons of a non-default area (water, doors, ...): a hatch a fixed
        number of pixels apart, whatever the zoom. */
@@ -490,23 +659,80 @@
     }
     /* Reachable set: lit polygons, the rest dimmed. */
     if (state.tool === 'reach' && state.reach.set) {
-      for (const p of m.drawOrder) {
-        ctx.fillStyle = state.reach.set.has(p.id) ? 'rgba(80, 230, 200, 0.45)' : 'rgba(5, 8, 12, 0.55)';
-        ctx.fill(p.path);
-      }
+      const lit = [], dim = [];
+      for (const p of m.drawOrder) (state.reach.set.has(p.id) ? lit : dim).push(p.id);
+      fillBatched(m, lit, 'rgba(80, 230, 200, 0.45)');
+      fillBatched(m, dim, 'rgba(5, 8, 12, 0.55)');
     }
-    /* Shared edges thin, boundary edges (walls) dark and thick. */
+    /* Shared edges thin, boundary edges (walls) dark and thick. Shared
+       edges vanish when polygons are under 4 px across (a 100,000-polygon
+       mesh fitted to the window): they would only grey the fill. */
     ctx.lineCap = 'round';
-    ctx.strokeStyle = 'rgba(0, 0, 0, 0.28)';
-    ctx.lineWidth = px;
-    ctx.beginPath();
-    for (const s of m.inner) { ctx.moveTo(s[0], s[1]); ctx.lineTo(s[2], s[3]); }
-    ctx.stroke();
+    if (m.inner.length * 16 * px * px < (m.bounds.maxX - m.bounds.minX) * (m.bounds.maxZ - m.bounds.minZ) + 1e-9) {
+      ctx.strokeStyle = 'rgba(0, 0, 0, 0.28)';
+      ctx.lineWidth = px;
+      ctx.beginPath();
+      for (const s of m.inner) { ctx.moveTo(s[0], s[1]); ctx.lineTo(s[2], s[3]); }
+      ctx.stroke();
+    }
     ctx.strokeStyle = '#03060a';
     ctx.lineWidth = 2.2 * px;
     ctx.beginPath();
     for (const s of m.boundary) { ctx.moveTo(s[0], s[1]); ctx.lineTo(s[2], s[3]); }
     ctx.stroke();
+    drawLinks(m, px);
+  }
+
+  /* Frame costs for the status bar and the browser test: draws, total and worst ms. */
+  state.perf = { draws: 0, totalMs: 0, maxMs: 0, layerMs: 0 };
+
+  function draw(now) {
+    const t0 = performance.now();
+    drawFrame(now);
+    const ms = performance.now() - t0;
+    const P = state.perf;
+    P.draws++;
+    P.totalMs += ms;
+    P.maxMs = Math.max(P.maxMs, ms);
+  }
+
+  function drawFrame(now) {
+    state.dirty = false;
+    screenTransform();
+    const m = state.mesh;
+    const settled = !state.lastViewChange || now - state.lastViewChange >= SETTLE_MS;
+    if (layerKey() !== layer.key) {
+      if (!settled && layer.view && layer.mesh === m && m) {
+        /* Mid-gesture: the old layer, moved to where its pixels now belong. */
+        const L = layer.view, V = state.view, k = V.scale / L.scale;
+        const ox = state.size.w / 2 * (1 - k) + (L.cx - V.cx) * V.scale;
+        const oy = state.size.h / 2 * (1 - k) + (L.cz - V.cz) * V.scale;
+        ctx.fillStyle = '#0d1117';
+        ctx.fillRect(0, 0, state.size.w, state.size.h);
+        const dpr = state.size.dpr;
+        ctx.setTransform(dpr * k, 0, 0, dpr * k, dpr * ox, dpr * oy);
+        ctx.drawImage(layer.canvas, 0, 0, state.size.w, state.size.h);
+        screenTransform();
+        state.dirty = true; /* come back to render it properly once settled */
+      } else {
+        const t0 = performance.now();
+        renderLayer();
+        state.perf.layerMs = performance.now() - t0;
+        ctx.drawImage(layer.canvas, 0, 0, state.size.w, state.size.h);
+      }
+    } else {
+      ctx.drawImage(layer.canvas, 0, 0, state.size.w, state.size.h);
+    }
+    if (!m) {
+      ctx.fillStyle = '#8a96a8';
+      ctx.font = '14px system-ui, sans-serif';
+      ctx.textAlign = 'center';
+      ctx.fillText(state.meshName ? 'loading…' : 'no navmesh selected', state.size.w / 2, state.size.h / 2);
+      ctx.textAlign = 'left';
+      return;
+    }
+    const px = 1 / state.view.scale; /* one screen pixel in metres */
+    worldTransform();
 
     if (state.hover && state.hover.poly >= 0 && m.polys[state.hover.poly]) {
       ctx.strokeStyle = 'rgba(255, 255, 255, 0.55)';
@@ -518,10 +744,9 @@
     if (state.tool === 'raycast') drawRay(px);
     if (state.tool === 'reach' && state.reach.start) marker(state.reach.start, '#50e6c8', px);
 
-    drawLinks(m, px);
     /* Agents stay visible (and keep moving) under every tool, so a path can
        be inspected while the crowd runs. */
-    drawAgents(px);
+    drawAgents(px, now);
     screenTransform();
     drawScaleBar();
   }
@@ -635,8 +860,7 @@
   }
 
   function fillPolys(m, ids, fill, stroke, px) {
-    ctx.fillStyle = fill;
-    for (const id of ids) { const p = m.polys[id]; if (p) ctx.fill(p.path); }
+    fillBatched(m, ids, fill);
     if (stroke) {
       ctx.strokeStyle = stroke;
       ctx.lineWidth = 1.2 * px;
@@ -724,7 +948,16 @@
     marker(r && r.start ? r.start : R.start, '#3fb950', px);
   }
 
-  function drawAgents(px) {
+  /* Where agent a is drawn at time now: steps arrive a few times a second,
+     so the drawing slides from where the agent was shown when the step's
+     answer came to its new position over one step interval. */
+  function shownPosition(a, now) {
+    if (!a.from || !a.t0 || !(state.sim.interval > 0)) return a.position;
+    const t = Math.min(Math.max((now - a.t0) / state.sim.interval, 0), 1);
+    return a.position.map((v, i) => a.from[i] + (v - a.from[i]) * t);
+  }
+
+  function drawAgents(px, now) {
     if (state.target) {
       const [tx, , tz] = state.target, s = 9 * px;
       ctx.strokeStyle = '#ffffff';
@@ -736,7 +969,7 @@
       ctx.stroke();
     }
     for (const a of state.agents) {
-      const [x, , z] = a.position;
+      const [x, , z] = shownPosition(a, now);
       /* Next corners: where the agent is heading. */
       if (a.corners && a.corners.length) {
         ctx.setLineDash([4 * px, 4 * px]);
@@ -968,6 +1201,7 @@
     for (const b of $('tools').querySelectorAll('button')) b.classList.toggle('active', b.dataset.tool === tool);
     for (const p of document.querySelectorAll('.tool-pane')) p.hidden = p.dataset.pane !== tool;
     renderLegend();
+    updateUrl();
     redraw();
   }
 
@@ -986,8 +1220,11 @@
       showError(e, 'listing navmeshes');
       return;
     }
-    renderMeshList();
-    const want = selectName || state.meshName || decodeURIComponent(location.hash.replace(/^#/, ''));
+    /* Re-rendered only when it changed, so a poll never disarms a delete
+       button waiting for its confirming click. */
+    const sig = JSON.stringify(state.meshes.map((m) => [m.name, m.version, m.polygons, m.components]));
+    if (sig !== state.listSig || selectName) { state.listSig = sig; renderMeshList(); }
+    const want = selectName || state.meshName || parseHash().name;
     const found = state.meshes.find((m) => m.name === want);
     if (found) {
       if (found.name !== state.meshName) selectMesh(found.name);
@@ -1027,10 +1264,14 @@
     }
     redraw();
     try {
+      const t0 = performance.now();
       const [meta, geo] = await Promise.all([api('GET', meshUrl(name)), api('GET', meshUrl(name, '?format=json'))]);
       if (seq !== state.loadSeq) return; /* a later selection won */
+      const t1 = performance.now();
       state.meta = meta.data;
       state.mesh = prepareMesh(geo.data || {});
+      state.perf.fetchMs = t1 - t0;
+      state.perf.prepareMs = performance.now() - t1;
     } catch (e) {
       if (seq !== state.loadSeq) return;
       showError(e, `loading ${name}`);
@@ -1040,13 +1281,16 @@
       redraw();
       return;
     }
-    history.replaceState(null, '', '#' + encodeURIComponent(name));
     app.dataset.mesh = name;
     app.dataset.meshPolygons = String(state.mesh.polys.length);
     app.dataset.components = String(state.mesh.ncomp);
     renderMeshInfo();
     renderLegend();
     if (changed || !state.viewFitted) { fitView(); state.viewFitted = true; }
+    /* A query in the address for this mesh (a shared link, a reload) is run once. */
+    const fromUrl = parseHash();
+    if (changed && fromUrl.name === name && [...fromUrl.params.keys()].length) applyUrlQuery(fromUrl.params);
+    else updateUrl();
     app.dataset.ready = '1';
     redraw();
   }
@@ -1055,7 +1299,7 @@
     state.hover = null; /* polygon ids refer to the previous mesh */
     state.path = { start: null, end: null, result: null, ms: 0, seq: 0 };
     state.ray = { start: null, end: null, result: null, ms: 0 };
-    state.reach = { start: null, result: null, set: null, ms: 0 };
+    state.reach = { start: null, result: null, set: null, ms: 0, seq: 0 };
     state.agents = [];
     state.target = null;
     state.sim.steps = 0;
@@ -1105,26 +1349,170 @@
 
   /* ---------------------------------------------------------------- tools */
 
-  async function runPath() {
-    const P = state.path, seq = ++P.seq, name = state.meshName;
-    /* The expanded set needs debug: true, which the service answers around
-       its cache (bypass); without the toggle the cache is used and the
-       panel shows hit / miss. */
-    const body = { start: P.start, end: P.end };
+  /* Numbers from a comma- or space-separated field; null when one is not a number. */
+  function numbers(text) {
+    const parts = text.split(/[\s,]+/).filter((t) => t !== '');
+    const out = parts.map(Number);
+    return out.every((v) => Number.isFinite(v)) ? out : null;
+  }
+
+  /*
+   * The filter and limit fields as request fields (empty fields are left
+   * out, so the service's defaults apply). Throws an ApiError naming the
+   * field when one does not parse, before anything is sent.
+   */
+  function queryOptions() {
+    const o = {};
+    const bad = (field, what) => { throw new ApiError('bad_input', `${field}: ${what}`, 0); };
+    const costs = $('opt-costs').value.trim();
+    if (costs) {
+      o.area_costs = {};
+      for (const item of costs.split(',').map((t) => t.trim()).filter(Boolean)) {
+        const m = item.match(/^(\d{1,2})\s*:\s*([0-9.eE+-]+)$/);
+        if (!m || !Number.isFinite(Number(m[2]))) bad('area costs', `"${item}" is not area:cost`);
+        o.area_costs[String(Number(m[1]))] = Number(m[2]);
+      }
+    }
+    const ex = $('opt-exclude').value.trim();
+    if (ex) { o.exclude_areas = numbers(ex); if (!o.exclude_areas) bad('exclude areas', 'not a list of area ids'); }
+    const ext = $('opt-extents').value.trim();
+    if (ext) { o.extents = numbers(ext); if (!o.extents || o.extents.length !== 3) bad('extents', 'three numbers hx, hy, hz'); }
+    const mn = $('opt-max-nodes').value.trim();
+    if (mn) { o.max_nodes = Number(mn); if (!Number.isInteger(o.max_nodes) || o.max_nodes < 1) bad('max_nodes', 'a positive integer'); }
+    const prof = $('opt-profile').value.trim();
+    if (prof) o.profile = prof;
+    return o;
+  }
+
+  /* The path request the panel describes. The expanded set needs debug:
+     true, which the service answers around its cache (bypass); without the
+     toggle the cache is used and the panel shows hit / miss. */
+  function pathBody() {
+    const P = state.path;
+    const body = Object.assign({ start: P.start, end: P.end }, queryOptions());
     if ($('show-expanded').checked) body.debug = true;
     if (!$('use-cache').checked) body.cache = false;
+    return body;
+  }
+
+  /*
+   * Runs the path query. One request at a time: while one is in flight
+   * (a marker being dragged), the latest wish waits and is sent when it
+   * returns, so dragging re-routes as fast as navd answers without queueing
+   * stale queries.
+   */
+  async function runPath(endClicked) {
+    const P = state.path, name = state.meshName;
+    if (P.inflight) { P.again = true; return; }
+    let body;
+    try {
+      body = pathBody();
+    } catch (e) {
+      showError(e, 'path options');
+      return;
+    }
+    const seq = ++P.seq;
+    P.inflight = true;
     try {
       const { data, ms } = await api('POST', meshUrl(name, '/path'), body);
       if (seq !== P.seq || name !== state.meshName) return;
       P.result = data;
       P.ms = ms;
+      P.runs = (P.runs || 0) + 1;
+      app.dataset.pathRuns = String(P.runs);
     } catch (e) {
       if (seq !== P.seq) return;
       P.result = null;
+      /* An end click the service refused (off the mesh: 422) is not kept,
+         so the next click sets the end again instead of starting over. */
+      if (endClicked === true && !P.dragging) P.end = null;
       showError(e, 'path');
+    } finally {
+      P.inflight = false;
     }
+    updateUrl();
     renderPathOut();
     redraw();
+    if (P.again) { P.again = false; if (P.start && P.end) runPath(); }
+  }
+
+  /* ------------------------------------------------------ address & copy */
+
+  const fmtUrlPt = (p) => p.map((v) => +v.toFixed(3)).join(',');
+
+  /* The address holds the mesh and the path query (#name?start=..&end=..&..),
+     so a link reproduces the query and a reload restores it. */
+  function updateUrl() {
+    if (!state.meshName) return;
+    const q = new URLSearchParams();
+    const P = state.path;
+    if (state.tool !== 'path') q.set('tool', state.tool);
+    if (P.start) q.set('start', fmtUrlPt(P.start));
+    if (P.start && P.end) q.set('end', fmtUrlPt(P.end));
+    for (const [id, key] of [['opt-costs', 'costs'], ['opt-exclude', 'exclude'], ['opt-extents', 'extents'],
+      ['opt-max-nodes', 'max_nodes'], ['opt-profile', 'profile']]) {
+      const v = $(id).value.trim();
+      if (v) q.set(key, v);
+    }
+    if ($('show-expanded').checked) q.set('expanded', '1');
+    const qs = q.toString();
+    const want = '#' + encodeURIComponent(state.meshName) + (qs ? '?' + qs : '');
+    if (location.hash !== want) history.replaceState(null, '', want);
+  }
+
+  /* The address's parts: {name, params}. */
+  function parseHash() {
+    const h = location.hash.replace(/^#/, '');
+    const i = h.indexOf('?');
+    return { name: decodeURIComponent(i < 0 ? h : h.slice(0, i)), params: new URLSearchParams(i < 0 ? '' : h.slice(i + 1)) };
+  }
+
+  /* Applies a query from the address once its mesh is loaded. */
+  function applyUrlQuery(params) {
+    const pt = (key) => {
+      const v = params.get(key);
+      const n = v ? numbers(v) : null;
+      return n && n.length === 3 ? n : null;
+    };
+    for (const [id, key] of [['opt-costs', 'costs'], ['opt-exclude', 'exclude'], ['opt-extents', 'extents'],
+      ['opt-max-nodes', 'max_nodes'], ['opt-profile', 'profile']]) $(id).value = params.get(key) || '';
+    if (params.get('costs') || params.get('exclude') || params.get('extents') || params.get('max_nodes') || params.get('profile'))
+      $('path-options').open = true;
+    $('show-expanded').checked = params.get('expanded') === '1';
+    const tool = params.get('tool');
+    if (tool && ['path', 'raycast', 'reach', 'agents'].includes(tool)) setTool(tool);
+    const P = state.path;
+    P.start = pt('start');
+    P.end = P.start ? pt('end') : null;
+    P.result = null;
+    renderPathOut();
+    if (P.start && P.end) runPath();
+    redraw();
+  }
+
+  function curlText(body) {
+    const url = `${location.origin}${meshUrl(state.meshName, '/path')}`;
+    const json = JSON.stringify(body).replace(/'/g, "'\\''");
+    return `curl -s -X POST '${url}' -H 'Content-Type: application/json' -d '${json}'`;
+  }
+
+  /* Puts text on the clipboard where the page may (a secure context: https
+     or localhost) and always in the box under the buttons. */
+  async function copyText(kind) {
+    if (!state.path.start || !state.path.end) { showError(new ApiError('no_query', 'click a start and an end first', 0), 'copy'); return; }
+    let body;
+    try { body = pathBody(); } catch (e) { showError(e, 'path options'); return; }
+    const text = kind === 'curl' ? curlText(body) : JSON.stringify(body, null, 2);
+    const box = $('query-text');
+    box.hidden = false;
+    box.value = text;
+    app.dataset.copied = kind;
+    try {
+      await navigator.clipboard.writeText(text);
+      showInfo(`Copied the query as ${kind === 'curl' ? 'a curl command' : 'JSON'}`);
+    } catch (e) {
+      showInfo('The clipboard is not available here: the query is in the box below');
+    }
   }
 
   async function runRay() {
@@ -1148,6 +1536,7 @@
       const { data, ms } = await api('POST', meshUrl(name, '/reachable'), { start: R.start, max_cost: maxCost });
       R.result = data;
       R.set = new Set(data.polygons || []);
+      R.seq = (R.seq || 0) + 1;
       R.ms = ms;
     } catch (e) {
       R.result = null;
@@ -1232,6 +1621,13 @@
       sim.steps++;
       const out = (data && data.agents) || [];
       const byId = new Map(out.map((o) => [o.id, o]));
+      /* The interval between answers (smoothed) is how long a move is drawn over. */
+      const tNow = performance.now();
+      if (sim.lastAnswer) {
+        const gap = Math.min(tNow - sim.lastAnswer, 500);
+        sim.interval = sim.interval ? 0.8 * sim.interval + 0.2 * gap : gap;
+      }
+      sim.lastAnswer = tNow;
       for (const a of sent) {
         const o = byId.get(a.id);
         if (!o) continue;
@@ -1241,6 +1637,8 @@
           continue;
         }
         a.error = null;
+        a.from = shownPosition(a, tNow);
+        a.t0 = tNow;
         if (Array.isArray(o.position)) a.position = o.position;
         if (Array.isArray(o.velocity)) a.velocity = o.velocity;
         a.corners = Array.isArray(o.corners) ? o.corners : [];
@@ -1251,6 +1649,7 @@
            to the game, so the viewer plays the game and lands it at the end. */
         if (a.action && Array.isArray(a.action.end)) {
           a.position = a.action.end.slice();
+          a.from = null; /* a jump lands at once, it is not slid across the gap */
           a.velocity = [0, 0, 0];
           a.corners = [];
           state.sim.traversals++;
@@ -1275,7 +1674,7 @@
     } else if (!sim.running || !state.agents.length) {
       sim.lastSent = 0;
     }
-    if (state.dirty) draw();
+    if (state.dirty || state.agents.length) draw(now);
     requestAnimationFrame(frame);
   }
 
@@ -1294,7 +1693,7 @@
           renderPathOut();
         } else {
           P.end = pt;
-          runPath();
+          runPath(true);
         }
         break;
       }
@@ -1316,6 +1715,30 @@
     redraw();
   }
 
+  /* The path marker ('start' or 'end') within 9 px of canvas point (px, py), else null. */
+  function markerAt(px, py) {
+    const P = state.path;
+    if (state.tool !== 'path' || !state.mesh) return null;
+    for (const [which, pt] of [['end', P.end], ['start', P.start]]) {
+      if (!pt) continue;
+      const c = worldToCanvas(pt[0], pt[2]);
+      if (Math.hypot(c.x - px, c.y - py) <= 9) return which;
+    }
+    return null;
+  }
+
+  /* Drags a path marker: the point follows the cursor (picked on the
+     surface like a click) and the path re-runs as fast as navd answers. */
+  function moveMarker(which, px, py) {
+    const w = canvasToWorld(px, py);
+    const pk = pick(state.mesh, w.x, w.z, false);
+    const P = state.path;
+    P[which] = [pk.x, pk.y, pk.z];
+    P.dragging = true;
+    if (P.start && P.end) runPath();
+    redraw();
+  }
+
   function updateHover(px, py) {
     if (!state.mesh) return;
     const w = canvasToWorld(px, py);
@@ -1332,18 +1755,24 @@
     let drag = null;
     canvas.addEventListener('mousedown', (ev) => {
       if (ev.button !== 0 && ev.button !== 1) return;
-      drag = { x: ev.clientX, y: ev.clientY, cx: state.view.cx, cz: state.view.cz, moved: false, button: ev.button };
+      const r = canvas.getBoundingClientRect();
+      drag = { x: ev.clientX, y: ev.clientY, cx: state.view.cx, cz: state.view.cz, moved: false, button: ev.button,
+        marker: ev.button === 0 ? markerAt(ev.clientX - r.left, ev.clientY - r.top) : null };
       ev.preventDefault();
     });
     window.addEventListener('mousemove', (ev) => {
       const r = canvas.getBoundingClientRect();
-      if (drag) {
+      if (drag && drag.marker) {
+        const dx = ev.clientX - drag.x, dy = ev.clientY - drag.y;
+        if (!drag.moved && Math.hypot(dx, dy) > 2) drag.moved = true;
+        if (drag.moved) moveMarker(drag.marker, ev.clientX - r.left, ev.clientY - r.top);
+      } else if (drag) {
         const dx = ev.clientX - drag.x, dy = ev.clientY - drag.y;
         if (!drag.moved && Math.hypot(dx, dy) > 4) { drag.moved = true; canvas.classList.add('panning'); }
         if (drag.moved) {
           state.view.cx = drag.cx - dx / state.view.scale;
           state.view.cz = drag.cz - dy / state.view.scale;
-          redraw();
+          viewChanged();
         }
       }
       if (ev.target === canvas) updateHover(ev.clientX - r.left, ev.clientY - r.top);
@@ -1353,6 +1782,11 @@
       const d = drag;
       drag = null;
       canvas.classList.remove('panning');
+      if (d.marker && d.moved) {
+        state.path.dragging = false;
+        if (state.path.start && state.path.end) runPath();
+        return;
+      }
       if (!d.moved && d.button === 0 && ev.target === canvas) {
         const r = canvas.getBoundingClientRect();
         onCanvasClick(ev.clientX - r.left, ev.clientY - r.top, ev);
@@ -1368,7 +1802,7 @@
       const after = canvasToWorld(px, py);
       state.view.cx += before.x - after.x;
       state.view.cz += before.z - after.z;
-      redraw();
+      viewChanged();
     }, { passive: false });
     canvas.addEventListener('mouseleave', () => { state.hover = null; $('cursor').textContent = '–'; redraw(); });
 
@@ -1405,8 +1839,9 @@
 
     /* Editing the address's #name (or going back) switches mesh. */
     window.addEventListener('hashchange', () => {
-      const name = decodeURIComponent(location.hash.replace(/^#/, ''));
+      const { name, params } = parseHash();
       if (name && name !== state.meshName && state.meshes.some((m) => m.name === name)) selectMesh(name);
+      else if (name === state.meshName && state.mesh) applyUrlQuery(params);
     });
     $('refresh').addEventListener('click', () => loadList());
     $('key-form').addEventListener('submit', (ev) => ev.preventDefault());
@@ -1418,11 +1853,17 @@
     for (const b of $('agent-mode').querySelectorAll('button')) b.addEventListener('click', () => setAgentMode(b.dataset.mode));
     $('show-corridor').addEventListener('change', redraw);
     /* Expanded polygons only come with debug: true, so asking for them re-runs the query. */
+    /* Either way the query changes (debug bypasses the cache), so the
+       panel's cache and expanded rows are only right after running it again. */
     $('show-expanded').addEventListener('change', () => {
-      const r = state.path.result;
-      if ($('show-expanded').checked && state.path.end && r && !Array.isArray(r.expanded)) runPath();
+      if (state.path.start && state.path.end) runPath();
+      else updateUrl();
       redraw();
     });
+    for (const id of ['opt-costs', 'opt-exclude', 'opt-extents', 'opt-max-nodes', 'opt-profile'])
+      $(id).addEventListener('change', () => { if (state.path.start && state.path.end) runPath(); else updateUrl(); });
+    $('copy-curl').addEventListener('click', () => copyText('curl'));
+    $('copy-json').addEventListener('click', () => copyText('json'));
     $('use-cache').addEventListener('change', () => { if (state.path.end) runPath(); });
     $('spawn').addEventListener('click', () => spawnRandom(Math.min(Math.max(Math.floor(Number($('spawn-n').value) || 1), 1), 500)));
     $('clear-agents').addEventListener('click', () => { state.agents = []; state.target = null; state.sim.steps = 0; renderAgentsOut(); redraw(); });
@@ -1438,14 +1879,31 @@
     renderAgentsOut();
   }
 
+  /* The header says what the service says, refreshed every few seconds;
+     while navd is down it says so (one message, not one per poll). */
   async function loadHealth() {
+    const el = $('health');
     try {
       const { data } = await api('GET', '/health');
-      $('health').textContent = `service ${data.status} · v${data.version} · ${data.navmeshes} navmesh${data.navmeshes === 1 ? '' : 'es'}`;
+      el.textContent = `service ${data.status} · v${data.version} · ${data.navmeshes} navmesh${data.navmeshes === 1 ? '' : 'es'}`;
+      el.classList.remove('down');
+      app.dataset.health = data.status;
+      return true;
     } catch (e) {
-      $('health').textContent = 'unreachable';
-      showError(e, 'health');
+      el.textContent = 'navd unreachable';
+      el.classList.add('down');
+      if (app.dataset.health !== 'down') showError(e, 'health');
+      app.dataset.health = 'down';
+      return false;
     }
+  }
+
+  const POLL_MS = 3000;
+  /* Polls health and the mesh list: a mesh added, deleted or replaced by
+     someone else shows up here without a click on "refresh". */
+  async function poll() {
+    if (!document.hidden && (await loadHealth())) await loadList();
+    setTimeout(poll, POLL_MS);
   }
 
   /* ----------------------------------------------------------------- start */
@@ -1471,4 +1929,5 @@
   requestAnimationFrame(frame);
   loadHealth();
   loadList();
+  setTimeout(poll, POLL_MS);
 })();

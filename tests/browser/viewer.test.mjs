@@ -15,7 +15,7 @@
 // written when missing). Screenshots go to build/viewer-*.png.
 // Prints `N passed, N failed` last and exits non-zero on any failure.
 
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -137,10 +137,13 @@ async function main() {
   });
   try {
     await run(browser, base);
+    await serviceDown(browser, base, proc);
   } finally {
     await browser.close();
-    proc.kill('SIGTERM');
-    await new Promise((r) => { proc.once('exit', r); setTimeout(r, 5000); });
+    if (proc.exitCode === null && proc.signalCode === null) {
+      proc.kill('SIGTERM');
+      await new Promise((r) => { proc.once('exit', r); setTimeout(r, 5000); });
+    }
     fs.rmSync(tmp, { recursive: true, force: true });
   }
 }
@@ -248,6 +251,14 @@ async function run(browser, base) {
     await page.screenshot({ path: path.join(BUILD, 'viewer-path.png') });
   }
 
+  if (best) {
+    await pathTools(page, app, base, best, clickWorld, toPage, pathOf);
+    // Its refused queries were on purpose: their messages are dismissed and
+    // Chromium's own "Failed to load resource" lines for them forgotten.
+    for (const x of await page.locator('#messages .msg button').all()) await x.click().catch(() => {});
+    for (let i = consoleErrors.length - 1; i >= 0; i--) if (/Failed to load resource/.test(consoleErrors[i])) consoleErrors.splice(i, 1);
+  }
+
   // -- pan and zoom
   const before = await page.evaluate(() => ({ ...window.navdViewer.state.view }));
   await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
@@ -304,6 +315,7 @@ async function run(browser, base) {
 
   check('no console errors during normal use', consoleErrors.length === 0, consoleErrors.join(' | '));
   await uploadAndDelete(page, app, base, consoleErrors);
+  await largeMesh(page, app, base);
 
   // -- the README's screenshot
   const docs = path.join(ROOT, 'docs', 'viewer.png');
@@ -362,6 +374,183 @@ async function agents(page, app, base, pts, best, clickWorld, pathOf) {
   await page.click('#step-once');
   await page.waitForFunction((n) => Number(document.getElementById('app').dataset.simSteps) > n, s2, { timeout: 5000 }).catch(() => {});
   check('step once advances one step', Number(await app.getAttribute('data-sim-steps')) === s2 + 1);
+}
+
+// -- OSRM-style path tools: an off-mesh end, dragging a marker, the address,
+//    copy as curl (run with curl) and as JSON, filters, expanded unticked.
+async function pathTools(page, app, base, best, clickWorld, toPage, pathOf) {
+  const state = () => page.evaluate(() => {
+    const P = window.navdViewer.state.path;
+    return { start: P.start, end: P.end, result: P.result, runs: Number(document.getElementById('app').dataset.pathRuns || 0) };
+  });
+
+  // An end click off the mesh is refused (422); the next click sets the end
+  // again, keeping the start (it used to start over).
+  await page.keyboard.press('Escape');
+  await page.evaluate(() => window.navdViewer.fit());
+  await clickWorld(best.a.pt);
+  // Zoomed out to a quarter, a click near the canvas corner lies metres
+  // beyond the mesh's bounds, out of reach of the service's snapping.
+  await page.evaluate(() => { window.navdViewer.state.view.scale *= 0.25; });
+  const box = await page.locator('#view').boundingBox();
+  await page.mouse.click(box.x + box.width - 4, box.y + box.height - 4);
+  await page.waitForFunction(() => document.getElementById('app').dataset.lastError === 'point_off_mesh', null, { timeout: 5000 }).catch(() => {});
+  const afterOff = await state();
+  check('an off-mesh end is refused and dropped, the start kept', afterOff.start && !afterOff.end && !afterOff.result,
+    JSON.stringify({ err: await app.getAttribute('data-last-error'), s: afterOff.start, e: afterOff.end }));
+  await page.evaluate(() => window.navdViewer.fit());
+  await clickWorld(best.b.pt);
+  await page.waitForFunction(() => document.getElementById('app').dataset.pathStatus !== '', null, { timeout: 5000 }).catch(() => {});
+  const again = await state();
+  check('the click after a refused end sets the end', again.start && again.end && again.result && again.result.status === 'complete',
+    JSON.stringify({ s: again.start, e: again.end, st: again.result && again.result.status }));
+
+  // Drag the end marker to the start of the best path's first leg and beyond:
+  // the path re-runs while dragging and ends where the marker was dropped.
+  const runs0 = again.runs;
+  const from = await toPage(again.result.end);
+  const target = best.r.corners[1] || best.a.pt;
+  const to = await toPage(target);
+  await page.mouse.move(from.x, from.y);
+  await page.mouse.down();
+  await page.mouse.move((from.x + to.x) / 2, (from.y + to.y) / 2, { steps: 6 });
+  await page.mouse.move(to.x, to.y, { steps: 6 });
+  await page.mouse.up();
+  await page.waitForFunction((n) => !window.navdViewer.state.path.inflight && Number(document.getElementById('app').dataset.pathRuns) > n + 1, runs0, { timeout: 8000 }).catch(() => {});
+  const dragged = await state();
+  const px = 2 / (await page.evaluate(() => window.navdViewer.state.view.scale));
+  const api = dragged.end && (await pathOf(dragged.start, dragged.end));
+  check('dragging the end marker re-routes live to where it is dropped',
+    dragged.runs >= runs0 + 2 && distXZ(dragged.end, target) < px && api &&
+      Math.abs(api.length - dragged.result.length) < 1e-3,
+    JSON.stringify({ runs: [runs0, dragged.runs], end: dragged.end, target, viewer: dragged.result && dragged.result.length, api: api && api.length }));
+
+  // The address holds the query; a reload restores it and draws the same path.
+  const hash = await page.evaluate(() => location.hash);
+  check('the address holds the mesh, start and end', /^#demo\?/.test(hash) && /start=/.test(hash) && /end=/.test(hash), hash);
+  await page.reload();
+  await page.waitForSelector('#app[data-mesh="demo"][data-ready="1"]', { timeout: 10000 }).catch(() => {});
+  await page.waitForFunction(() => document.getElementById('app').dataset.pathStatus === 'complete', null, { timeout: 10000 }).catch(() => {});
+  const restored = await state();
+  check('a reload restores the query and its path', restored.result && Math.abs(restored.result.length - dragged.result.length) < 1e-2 &&
+    (await page.evaluate(() => location.hash)) === hash,
+    JSON.stringify({ before: dragged.result && dragged.result.length, after: restored.result && restored.result.length }));
+
+  // Filters go into the query: an exclusion of every area the mesh uses
+  // leaves no path (the API says the same for the same body).
+  const meshJson = (await apiJson(base, 'GET', '/v1/navmeshes/demo?format=json')).data;
+  const used = [...new Set(meshJson.areas || [0])];
+  await page.evaluate(() => { document.getElementById('path-options').open = true; });
+  await page.fill('#opt-exclude', used.join(', '));
+  await page.dispatchEvent('#opt-exclude', 'change');
+  await page.waitForFunction(() => !window.navdViewer.state.path.inflight, null, { timeout: 5000 }).catch(() => {});
+  await page.waitForTimeout(300);
+  const body = { start: restored.start, end: restored.end, exclude_areas: used };
+  const excl = await apiJson(base, 'POST', '/v1/navmeshes/demo/path', body);
+  const shownEx = await state();
+  check('filters are sent: excluding every area answers as the API does',
+    excl.status >= 400 ? !shownEx.result : shownEx.result && shownEx.result.status === excl.data.status,
+    JSON.stringify({ api: excl.status, viewer: shownEx.result && shownEx.result.status }));
+  await page.fill('#opt-exclude', '');
+  await page.dispatchEvent('#opt-exclude', 'change');
+  await page.waitForFunction(() => document.getElementById('app').dataset.pathStatus === 'complete', null, { timeout: 5000 }).catch(() => {});
+
+  // Copy as curl: the command, run by curl, returns the path the viewer shows.
+  await page.click('#copy-curl');
+  const cmd = await page.inputValue('#query-text');
+  let curlOut = null;
+  try {
+    curlOut = JSON.parse(execFileSync('sh', ['-c', cmd], { encoding: 'utf8', timeout: 10000 }));
+  } catch (e) {
+    curlOut = { error: String(e.message || e) };
+  }
+  const shown = await state();
+  check('copy as curl gives a command that returns the same path',
+    /^curl /.test(cmd) && curlOut && Array.isArray(curlOut.corners) && shown.result &&
+      Math.abs(curlOut.length - shown.result.length) < 1e-6 && curlOut.corners.length === shown.result.corners.length,
+    `${cmd.slice(0, 200)} -> ${JSON.stringify(curlOut).slice(0, 200)}`);
+  await page.click('#copy-json');
+  let copied = null;
+  try { copied = JSON.parse(await page.inputValue('#query-text')); } catch (e) { copied = null; }
+  check('copy as JSON gives the request body', copied && distXZ(copied.start, shown.start) < 1e-9 && distXZ(copied.end, shown.end) < 1e-9,
+    JSON.stringify(copied));
+
+  // Unticking "expanded" re-runs the query: no stale expanded count or bypass.
+  await page.check('#show-expanded');
+  await page.waitForFunction(() => document.getElementById('app').dataset.pathExpanded !== '', null, { timeout: 5000 }).catch(() => {});
+  await page.uncheck('#show-expanded');
+  await page.waitForFunction(() => document.getElementById('app').dataset.pathExpanded === '', null, { timeout: 5000 }).catch(() => {});
+  check('unticking expanded clears the expanded count and the bypass',
+    (await app.getAttribute('data-path-expanded')) === '' && (await app.getAttribute('data-path-cache')) !== 'bypass',
+    `expanded ${await app.getAttribute('data-path-expanded')}, cache ${await app.getAttribute('data-path-cache')}`);
+}
+
+// -- a 100,000-polygon mesh: load time, static-layer and overlay frame
+//    costs, hover. Figures are printed; the bounds only catch a collapse.
+async function largeMesh(page, app, base) {
+  const N = 400, M = 250; // 100,000 unit squares on a gently rolling floor
+  const vertices = [];
+  for (let j = 0; j <= M; j++) for (let i = 0; i <= N; i++) vertices.push([i, Math.sin(i / 40) * 2 + Math.cos(j / 30) * 2, j]);
+  const polygons = [];
+  for (let j = 0; j < M; j++) for (let i = 0; i < N; i++) {
+    const a = j * (N + 1) + i;
+    polygons.push([a, a + N + 1, a + N + 2, a + 1]);
+  }
+  const put = await fetch(base + '/v1/navmeshes/big', { method: 'PUT', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ vertices, polygons }) });
+  check('a 100,000-polygon mesh uploads', put.status === 201, `status ${put.status}`);
+  const loadMs = await page.evaluate(async () => {
+    const t0 = performance.now();
+    await window.navdViewer.selectMesh('big');
+    await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    return performance.now() - t0;
+  });
+  const polysShown = Number(await app.getAttribute('data-mesh-polygons'));
+  const layerMs = await page.evaluate(() => window.navdViewer.state.perf.layerMs);
+  // Pan with the mouse for about a second and count frames and draw costs.
+  const box = await page.locator('#view').boundingBox();
+  await page.evaluate(() => { const P = window.navdViewer.state.perf; P.draws = 0; P.totalMs = 0; P.maxMs = 0; });
+  const cx = box.x + box.width / 2, cy = box.y + box.height / 2;
+  const t0 = Date.now();
+  await page.mouse.move(cx, cy);
+  await page.mouse.down();
+  for (let k = 0; k < 60; k++) await page.mouse.move(cx + 200 * Math.sin(k / 10), cy + 100 * Math.cos(k / 10));
+  await page.mouse.up();
+  const panS = (Date.now() - t0) / 1000;
+  const pan = await page.evaluate(() => ({ ...window.navdViewer.state.perf }));
+  // Hover: 40 mouse moves over the mesh, each picks the polygon under it.
+  const h0 = Date.now();
+  for (let k = 0; k < 40; k++) await page.mouse.move(cx + k * 7, cy + k * 3);
+  const hoverMs = (Date.now() - h0) / 40;
+  const hovered = await page.evaluate(() => window.navdViewer.state.hover && window.navdViewer.state.hover.poly);
+  const parts = await page.evaluate(() => window.navdViewer.state.perf);
+  console.log(`# large mesh: ${polysShown} polygons load+draw ${loadMs.toFixed(0)} ms (fetch+parse ${parts.fetchMs.toFixed(0)} ms, ` +
+    `prepare ${parts.prepareMs.toFixed(0)} ms), static layer ${layerMs.toFixed(1)} ms; ` +
+    `pan: ${pan.draws} frames in ${panS.toFixed(2)} s, draw mean ${(pan.totalMs / Math.max(pan.draws, 1)).toFixed(2)} ms, ` +
+    `max ${pan.maxMs.toFixed(1)} ms; hover ${hoverMs.toFixed(1)} ms per mouse move (incl. the test's round trip)`);
+  check('the 100,000-polygon mesh loads and draws within 10 s', polysShown === N * M && loadMs < 10000, `${polysShown}, ${loadMs.toFixed(0)} ms`);
+  check('panning it keeps frames cheap (mean draw < 20 ms)', pan.draws > 0 && pan.totalMs / pan.draws < 20,
+    `${pan.draws} draws, mean ${(pan.totalMs / Math.max(pan.draws, 1)).toFixed(2)} ms`);
+  check('hover picks a polygon of the large mesh', Number.isInteger(hovered) && hovered >= 0, String(hovered));
+  await apiJson(base, 'DELETE', '/v1/navmeshes/big');
+}
+
+// -- the header follows the service: navd stopped, the header says so.
+async function serviceDown(browser, base, proc) {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 860 } });
+  await page.goto(base + '/');
+  await page.waitForFunction(() => document.getElementById('app').dataset.health === 'ok', null, { timeout: 10000 }).catch(() => {});
+  const up = await page.textContent('#health');
+  // Another client adds a mesh: the list shows it without a click.
+  const square = { vertices: [[0, 0, 0], [4, 0, 0], [4, 0, 4], [0, 0, 4]], polygons: [[0, 3, 2, 1]] };
+  await apiJson(base, 'PUT', '/v1/navmeshes/added_elsewhere', square);
+  await page.waitForSelector('#mesh-list li[data-name="added_elsewhere"]', { timeout: 10000 }).catch(() => {});
+  check('a mesh added by another client appears in the list by itself',
+    (await page.locator('#mesh-list li[data-name="added_elsewhere"]').count()) === 1);
+  proc.kill('SIGTERM');
+  await page.waitForFunction(() => document.getElementById('app').dataset.health === 'down', null, { timeout: 15000 }).catch(() => {});
+  const down = await page.textContent('#health');
+  check('the header says when navd is down', /ok/.test(up) && /unreachable/.test(down), `${up} -> ${down}`);
+  await page.close();
 }
 
 // -- upload (file picker), errors shown, delete
