@@ -483,6 +483,14 @@ async function pathTools(page, app, base, best, clickWorld, toPage, pathOf) {
   check('unticking expanded clears the expanded count and the bypass',
     (await app.getAttribute('data-path-expanded')) === '' && (await app.getAttribute('data-path-cache')) !== 'bypass',
     `expanded ${await app.getAttribute('data-path-expanded')}, cache ${await app.getAttribute('data-path-cache')}`);
+
+  // Leave the panel as the rest of the test expects: the long path, options closed.
+  await page.evaluate(() => { document.getElementById('path-options').open = false; });
+  await page.keyboard.press('Escape');
+  await page.evaluate(() => window.navdViewer.fit());
+  await clickWorld(best.a.pt);
+  await clickWorld(best.b.pt);
+  await page.waitForFunction(() => document.getElementById('app').dataset.pathStatus === 'complete', null, { timeout: 5000 }).catch(() => {});
 }
 
 // -- a 100,000-polygon mesh: load time, static-layer and overlay frame
