@@ -234,11 +234,12 @@
       }
     });
     const boundary = [];
+    const boundaryIdx = []; /* the same edges as vertex index pairs, for the 3-D view */
     const inner = [];
     edges.forEach((list, key) => {
       const a = Math.floor(key / nv), b = key - a * nv;
       const seg = [vx[a], vz[a], vx[b], vz[b]];
-      if (list.length === 1) boundary.push(seg);
+      if (list.length === 1) { boundary.push(seg); boundaryIdx.push(a, b); }
       else {
         inner.push(seg);
         for (let i = 0; i < list.length; i++)
@@ -263,7 +264,7 @@
     areaCount.forEach((n, a) => { if (n > mainCount || (n === mainCount && a < mainArea)) { mainArea = a; mainCount = n; } });
 
     const mesh = {
-      vx, vy, vz, polys, boundary, inner, detail, mainArea,
+      vx, vy, vz, polys, boundary, boundaryIdx, inner, detail, mainArea,
       special: polys.filter((p) => (areas[p.id] || 0) !== mainArea).map((p) => p.id),
       /* bidirectional defaults to true, as in the upload format. */
       links: (json.links || []).map((l) => Object.assign({}, l, { bidirectional: l.bidirectional !== false })),
@@ -1287,6 +1288,7 @@
     renderMeshInfo();
     renderLegend();
     if (changed || !state.viewFitted) { fitView(); state.viewFitted = true; }
+    if (state.mode === '3d' && view3d) { load3d(changed); state.mode3dMesh = state.mesh; }
     /* A query in the address for this mesh (a shared link, a reload) is run once. */
     const fromUrl = parseHash();
     if (changed && fromUrl.name === name && [...fromUrl.params.keys()].length) applyUrlQuery(fromUrl.params);
@@ -1674,7 +1676,9 @@
     } else if (!sim.running || !state.agents.length) {
       sim.lastSent = 0;
     }
-    if (state.dirty || state.agents.length) draw(now);
+    if (state.mode === '3d' && view3d) {
+      if (state.dirty || state.agents.length) { state.dirty = false; view3d.draw(overlay3d(now)); }
+    } else if (state.dirty || state.agents.length) draw(now);
     requestAnimationFrame(frame);
   }
 
@@ -1684,7 +1688,12 @@
     if (!state.mesh) return;
     const w = canvasToWorld(px, py);
     const pk = pick(state.mesh, w.x, w.z, ev.altKey);
-    const pt = [pk.x, pk.y, pk.z];
+    applyClick([pk.x, pk.y, pk.z], ev);
+  }
+
+  /* What a click at world point pt does under the current tool (from the
+     top-down view, or the 3-D view's pick). */
+  function applyClick(pt, ev) {
     switch (state.tool) {
       case 'path': {
         const P = state.path;
@@ -1812,7 +1821,8 @@
       if ((t instanceof HTMLInputElement && t.type !== 'checkbox') || t instanceof HTMLSelectElement ||
           t instanceof HTMLTextAreaElement) return;
       if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
-      if (ev.key === 'f' || ev.key === 'F') fitView();
+      if (ev.key === 'f' || ev.key === 'F') { if (state.mode === '3d' && view3d) { view3d.reset(); redraw(); } else fitView(); }
+      else if (ev.key === 'v' || ev.key === 'V') setMode(state.mode === '3d' ? '2d' : '3d');
       else if (ev.key === 'Escape') { const keep = state.agents; resetTools(); state.agents = keep; renderAgentsOut(); redraw(); }
       else if (ev.key >= '1' && ev.key <= '4') setTool(['path', 'raycast', 'reach', 'agents'][ev.key - 1]);
       else if (ev.key === ' ') { ev.preventDefault(); togglePlay(); }
@@ -1873,6 +1883,151 @@
     $('max-cost').addEventListener('change', () => { if (state.reach.start) runReach(); });
   }
 
+  /* ------------------------------------------------------------- 3-D view */
+
+  const canvas3d = $('view3d');
+  let view3d = null;
+
+  /* HSL (degrees, %, %) to RGB in 0..1, for the 3-D view's vertex colours. */
+  function hslRgb(h, sat, l) {
+    sat /= 100; l /= 100;
+    const k = (n) => (n + h / 30) % 12, a = sat * Math.min(l, 1 - l);
+    const f = (n) => l - a * Math.max(-1, Math.min(k(n) - 3, 9 - k(n), 1));
+    return [f(0), f(8), f(4)];
+  }
+
+  function polyRgb(mesh, p) {
+    const m = polyColor(mesh, p).match(/hsl\(([\d.]+), ([\d.]+)%, ([\d.]+)%\)/);
+    return m ? hslRgb(Number(m[1]), Number(m[2]), Number(m[3])) : [0.5, 0.5, 0.5];
+  }
+
+  /* Floors slice: the two sliders span the mesh's height range. */
+  function sliceRange() {
+    const b = state.mesh ? state.mesh.bounds : { minY: 0, maxY: 1 };
+    const span = Math.max(b.maxY - b.minY, 1e-3), pad = 0.25;
+    const at = (id) => b.minY - pad + ((span + 2 * pad) * Number($(id).value)) / 1000;
+    return [at('slice-lo'), at('slice-hi')];
+  }
+
+  function applySlice() {
+    const [lo, hi] = sliceRange();
+    if (view3d) view3d.slice(Math.min(lo, hi), Math.max(lo, hi));
+    $('slice-text').textContent = `y ${fmt(Math.min(lo, hi), 1)} … ${fmt(Math.max(lo, hi), 1)} m`;
+    redraw();
+  }
+
+  function load3d(refit) {
+    if (!view3d) return;
+    view3d.setMesh(state.mesh, (p) => polyRgb(state.mesh, p), $('show-detail').checked);
+    if (refit) view3d.reset();
+    applySlice();
+  }
+
+  function setMode(mode) {
+    if (mode === '3d' && !view3d) {
+      canvas3d.hidden = false;
+      view3d = window.navdView3d && window.navdView3d.create(canvas3d, {});
+      if (!view3d) {
+        canvas3d.hidden = true;
+        showError(new ApiError('no_webgl', 'this browser gives the page no WebGL: the 3-D view is unavailable', 0), '3-D view');
+        return;
+      }
+      view3d.resize();
+      new ResizeObserver(() => { view3d.resize(); redraw(); }).observe(canvas3d);
+      state.mode3dMesh = null;
+    }
+    state.mode = mode;
+    app.dataset.mode = mode;
+    canvas.hidden = mode === '3d';
+    canvas3d.hidden = mode !== '3d';
+    $('view3d-controls').hidden = mode !== '3d';
+    for (const b of $('mode').querySelectorAll('button')) b.classList.toggle('active', b.dataset.mode === mode);
+    if (mode === '3d') {
+      view3d.resize();
+      if (state.mode3dMesh !== state.mesh) { load3d(true); state.mode3dMesh = state.mesh; }
+    } else resize();
+    redraw();
+  }
+
+  /* What the 3-D view overlays: the path, its markers, the ray, agents. */
+  function overlay3d(now) {
+    const P = state.path, r = P.result, o = { markers: [], agents: [], lines: [] };
+    if (state.tool === 'path') {
+      if (r && Array.isArray(r.corners)) o.path = r.corners;
+      if (P.start) o.markers.push({ p: r && r.start ? r.start : P.start, color: [0.25, 0.73, 0.31, 1] });
+      if (P.end) o.markers.push({ p: r && r.end ? r.end : P.end, color: [0.97, 0.32, 0.29, 1] });
+    }
+    if (state.tool === 'raycast' && state.ray.start) {
+      o.markers.push({ p: state.ray.start, color: [0.25, 0.73, 0.31, 1] });
+      if (state.ray.result && state.ray.result.point)
+        o.lines.push({ points: [state.ray.start, state.ray.result.point], color: state.ray.result.hit ? [1, 0.42, 0.42, 1] : [0.48, 0.87, 0.95, 1] });
+    }
+    if (state.tool === 'reach' && state.reach.start) o.markers.push({ p: state.reach.start, color: [0.31, 0.9, 0.78, 1] });
+    const ppm = view3d.pxPerMetre();
+    for (const a of state.agents) {
+      const c = a.error ? '#f85149' : a.color;
+      const rgb = [1, 3, 5].map((i) => parseInt(c.slice(i, i + 2), 16) / 255);
+      o.agents.push({ p: shownPosition(a, now), color: [...rgb, a.arrived ? 0.55 : 1], px: 2 * a.radius * ppm });
+      if (a.corners && a.corners.length) o.lines.push({ points: [shownPosition(a, now), ...a.corners], color: [1, 1, 1, 0.45] });
+    }
+    if (state.target) o.markers.push({ p: state.target, color: [1, 1, 1, 1] });
+    return o;
+  }
+
+  function install3d() {
+    for (const b of $('mode').querySelectorAll('button')) b.addEventListener('click', () => setMode(b.dataset.mode));
+    for (const id of ['slice-lo', 'slice-hi']) $(id).addEventListener('input', applySlice);
+    $('show-detail').addEventListener('change', () => load3d(false));
+    $('reset-3d').addEventListener('click', () => { if (view3d) { view3d.reset(); redraw(); } });
+    let drag = null, lastHover = 0;
+    canvas3d.addEventListener('contextmenu', (ev) => ev.preventDefault());
+    canvas3d.addEventListener('mousedown', (ev) => {
+      drag = { x: ev.clientX, y: ev.clientY, moved: false, pan: ev.button === 2 || ev.shiftKey, cam: JSON.parse(JSON.stringify(view3d.camera)) };
+      ev.preventDefault();
+    });
+    window.addEventListener('mousemove', (ev) => {
+      if (state.mode !== '3d' || !view3d) return;
+      const r = canvas3d.getBoundingClientRect();
+      if (drag) {
+        const dx = ev.clientX - drag.x, dy = ev.clientY - drag.y;
+        if (!drag.moved && Math.hypot(dx, dy) > 4) drag.moved = true;
+        if (drag.moved) {
+          const cam = view3d.camera;
+          if (drag.pan) {
+            /* Move the target in the view's plane, one pixel per pixel at the target. */
+            const k = 1 / view3d.pxPerMetre(), yaw = cam.yaw;
+            const right = [Math.cos(yaw), 0, -Math.sin(yaw)], fwd = [-Math.sin(yaw), 0, -Math.cos(yaw)];
+            cam.target = [0, 1, 2].map((i) => drag.cam.target[i] - dx * k * right[i] + dy * k * fwd[i]);
+          } else {
+            cam.yaw = drag.cam.yaw - dx * 0.008;
+            cam.pitch = Math.min(Math.max(drag.cam.pitch + dy * 0.008, -1.5), 1.55);
+          }
+          redraw();
+        }
+      } else if (ev.target === canvas3d && ev.timeStamp - lastHover > 40) {
+        lastHover = ev.timeStamp;
+        const pk = view3d.pick(ev.clientX - r.left, ev.clientY - r.top);
+        $('cursor').textContent = pk ? `x ${fmt(pk.x)}  z ${fmt(pk.z)}  y ${fmt(pk.y)}  · polygon ${pk.poly} · component ${state.mesh.polys[pk.poly].comp}` : 'no surface under the cursor';
+      }
+    });
+    window.addEventListener('mouseup', (ev) => {
+      if (!drag) return;
+      const d = drag;
+      drag = null;
+      if (d.moved || d.pan || ev.target !== canvas3d || !state.mesh) return;
+      const r = canvas3d.getBoundingClientRect();
+      const pk = view3d.pick(ev.clientX - r.left, ev.clientY - r.top);
+      app.dataset.pick3d = pk ? [pk.x, pk.y, pk.z].map((v) => v.toFixed(3)).join(',') : '';
+      if (pk) applyClick([pk.x, pk.y, pk.z], ev);
+    });
+    canvas3d.addEventListener('wheel', (ev) => {
+      ev.preventDefault();
+      const k = Math.exp(ev.deltaY * (ev.deltaMode === 1 ? 0.05 : 0.0015));
+      view3d.camera.dist = Math.min(Math.max(view3d.camera.dist * k, 0.5), 1e6);
+      redraw();
+    }, { passive: false });
+  }
+
   function togglePlay() {
     state.sim.running = !state.sim.running;
     state.sim.lastSent = 0;
@@ -1918,9 +2073,15 @@
     spawn: spawnRandom,
     setTarget,
     fit: fitView,
+    setMode,
+    get view3d() { return view3d; },
   };
 
   installInput();
+  install3d();
+  state.mode = '2d';
+  app.dataset.mode = '2d';
+  for (const b of $('mode').querySelectorAll('button')) b.classList.toggle('active', b.dataset.mode === '2d');
   setTool('path');
   setAgentMode('place');
   resetTools();

@@ -314,17 +314,21 @@ async function run(browser, base) {
     await page.screenshot({ path: path.join(BUILD, 'viewer.png') });
   }
 
+  await view3d(page, app, polys);
+
   check('no console errors during normal use', consoleErrors.length === 0, consoleErrors.join(' | '));
   await uploadAndDelete(page, app, base, consoleErrors);
   await largeMesh(page, app, base);
 
   // -- the README's screenshot
-  const docs = path.join(ROOT, 'docs', 'viewer.png');
-  const shot = path.join(BUILD, 'viewer.png');
-  if (fs.existsSync(shot) && (process.env.UPDATE_DOCS === '1' || !fs.existsSync(docs))) {
-    fs.mkdirSync(path.dirname(docs), { recursive: true });
-    fs.copyFileSync(shot, docs);
-    console.log(`# wrote ${path.relative(ROOT, docs)}`);
+  for (const name of ['viewer.png', 'viewer-3d.png']) {
+    const docs = path.join(ROOT, 'docs', name);
+    const shot = path.join(BUILD, name);
+    if (fs.existsSync(shot) && (process.env.UPDATE_DOCS === '1' || !fs.existsSync(docs))) {
+      fs.mkdirSync(path.dirname(docs), { recursive: true });
+      fs.copyFileSync(shot, docs);
+      console.log(`# wrote ${path.relative(ROOT, docs)}`);
+    }
   }
 }
 
@@ -562,6 +566,71 @@ async function serviceDown(browser, base, proc) {
   const down = await page.textContent('#health');
   check('the header says when navd is down', /ok/.test(up) && /unreachable/.test(down), `${up} -> ${down}`);
   await page.close();
+}
+
+// -- the 3-D view: a click picks the surface under the cursor in 3-D, so
+//    looking down at a deck picks the deck, and with the floors sliced below
+//    it, the floor underneath. Heights come from the mesh's own (flat)
+//    polygons, found here.
+async function view3d(page, app, polys) {
+  // A point covered by two flat polygons at different heights.
+  const flat = polys.filter((p) => p.pts.every((v) => Math.abs(v[1] - p.pts[0][1]) < 1e-6));
+  let spot = null;
+  for (const lo of flat) {
+    const [x, , z] = lo.centroid;
+    if (!insideXZ(lo, x, z, 0.3)) continue;
+    const hi = flat.find((q) => q !== lo && q.pts[0][1] > lo.pts[0][1] + 1 && insideXZ(q, x, z, 0.3));
+    if (hi) { spot = { x, z, top: hi.pts[0][1], bottom: lo.pts[0][1] }; break; }
+  }
+  check('the demo has a deck over a lower floor', !!spot);
+  if (!spot) return;
+  await page.click('#tools button[data-tool="path"]');
+  await page.keyboard.press('Escape');
+  await page.click('#mode button[data-mode="3d"]');
+  const ok = await page.evaluate(() => !!window.navdViewer.view3d);
+  check('the 3-D view starts (WebGL)', ok && (await app.getAttribute('data-mode')) === '3d');
+  if (!ok) return;
+  // The docs' picture: the whole demo from above and to the side.
+  await page.click('#reset-3d');
+  await page.evaluate(() => { window.navdViewer.view3d.camera.yaw = -0.5; window.navdViewer.state.dirty = true; });
+  await page.mouse.move(5, 5);
+  await page.waitForTimeout(200);
+  await page.screenshot({ path: path.join(BUILD, 'viewer-3d.png') });
+  const aim = async () => {
+    await page.evaluate(([x, y, z]) => {
+      const v = window.navdViewer.view3d, c = v.centre;
+      Object.assign(v.camera, { target: [x - c[0], y - c[1], z - c[2]], yaw: 0.3, pitch: 1.35, dist: 25 });
+      window.navdViewer.state.dirty = true;
+    }, [spot.x, spot.top, spot.z]);
+    await page.waitForTimeout(100);
+  };
+  const box = await page.locator('#view3d').boundingBox();
+  const clickCentre = async () => {
+    await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+    await page.waitForTimeout(50);
+    const v = await app.getAttribute('data-pick3d');
+    return v ? v.split(',').map(Number) : null;
+  };
+  await aim();
+  const top = await clickCentre();
+  check('a 3-D click looking down picks the deck', top && Math.abs(top[1] - spot.top) < 0.05 &&
+    Math.hypot(top[0] - spot.x, top[2] - spot.z) < 0.05, `picked ${top}, deck y ${spot.top} at ${spot.x}, ${spot.z}`);
+  const start = await page.evaluate(() => window.navdViewer.state.path.start);
+  check('the 3-D pick is the path tool\'s point', start && top && Math.abs(start[1] - top[1]) < 1e-6, JSON.stringify(start));
+  // Slice the floors below the deck: the same click reaches the floor under it.
+  const b = await page.evaluate(() => window.navdViewer.state.mesh.bounds);
+  const cut = (spot.top + spot.bottom) / 2, span = b.maxY - b.minY + 0.5;
+  await page.evaluate((v) => { const e = document.getElementById('slice-hi'); e.value = String(v); e.dispatchEvent(new Event('input')); },
+    Math.round((1000 * (cut - (b.minY - 0.25))) / span));
+  await page.keyboard.press('Escape');
+  await aim();
+  const under = await clickCentre();
+  check('with the deck sliced away, the click picks the floor under it', under && Math.abs(under[1] - spot.bottom) < 0.05,
+    `picked ${under}, floor y ${spot.bottom}`);
+  await page.evaluate(() => { const e = document.getElementById('slice-hi'); e.value = '1000'; e.dispatchEvent(new Event('input')); });
+  await page.click('#mode button[data-mode="2d"]');
+  check('back to the top-down view', (await app.getAttribute('data-mode')) === '2d' &&
+    (await page.evaluate(() => window.navdViewer.state.size.w)) > 100);
 }
 
 // -- upload (file picker), errors shown, delete
