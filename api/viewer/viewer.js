@@ -968,6 +968,15 @@
       ctx.moveTo(tx - 1.6 * s, tz); ctx.lineTo(tx + 1.6 * s, tz);
       ctx.moveTo(tx, tz - 1.6 * s); ctx.lineTo(tx, tz + 1.6 * s);
       ctx.stroke();
+      /* The target's floor: its height, so a target on a deck and one on the
+         floor under it are told apart from above. */
+      ctx.save();
+      ctx.setTransform(state.size.dpr, 0, 0, state.size.dpr, 0, 0);
+      const c = worldToCanvas(tx, tz);
+      ctx.fillStyle = '#ffffff';
+      ctx.font = '11px system-ui, sans-serif';
+      ctx.fillText(`y ${fmt(state.target[1], 2)}`, c.x + 14, c.y - 10);
+      ctx.restore();
     }
     for (const a of state.agents) {
       const [x, , z] = shownPosition(a, now);
@@ -993,6 +1002,23 @@
       ctx.lineWidth = 1.5 * px;
       ctx.strokeStyle = a.avoiding ? '#ffffff' : '#0d1117';
       ctx.stroke();
+      /* Seen from above, an agent on the floor under its target looks
+         arrived: a dotted red ring says it is on another floor. */
+      if (a.goal && Math.abs(a.position[1] - a.goal[1]) > 1.5 && distXZ(a.position, a.goal) < 3) {
+        ctx.setLineDash([2 * px, 2 * px]);
+        ctx.strokeStyle = '#f85149';
+        ctx.beginPath();
+        ctx.arc(x, z, Math.max(a.radius, 3 * px) + 3 * px, 0, 2 * Math.PI);
+        ctx.stroke();
+        ctx.setLineDash([]);
+      }
+      if (state.inspect === a.id) {
+        ctx.strokeStyle = '#4da3ff';
+        ctx.lineWidth = 2.5 * px;
+        ctx.beginPath();
+        ctx.arc(x, z, Math.max(a.radius, 3 * px) + 5 * px, 0, 2 * Math.PI);
+        ctx.stroke();
+      }
       /* Velocity: the distance covered in half a second. */
       const vx = a.velocity[0] * 0.5, vz = a.velocity[2] * 0.5;
       if (Math.hypot(vx, vz) > 2 * px) {
@@ -1105,6 +1131,12 @@
     }
     line('<span class="sw" style="border-color:#03060a;border-top-width:4px;background:#555"></span>wall (boundary edge)');
     line('<span class="sw" style="border-color:#ffb020"></span>two-way link  <span class="sw" style="border-color:#ff7a45;margin-left:6px"></span>one-way');
+    if (state.tool === 'agents' || state.agents.length) {
+      line('<span class="sw" style="border-color:#ffd166;border-top-width:8px;border-radius:4px"></span>agent (disc = radius; faded = arrived; red = error)');
+      line('<span class="sw" style="border-color:#ffffff;border-top-width:2px"></span>white rim = avoiding · arrow = 0.5 s of velocity');
+      line('<span class="sw" style="border-color:rgba(255,255,255,.5);border-top-style:dashed"></span>next corners · ⊕ target (its floor height shown)');
+      line('<span class="sw" style="border-color:#f85149;border-top-style:dotted"></span>agent on another floor than its target');
+    }
     if (state.tool === 'path') {
       line('<span class="sw" style="border-color:#ffe14d"></span>path corners');
       line('<span class="sw" style="border-color:rgba(255,255,255,.6)"></span>corridor  <span class="sw" style="border-color:#ff78dc;margin-left:6px"></span>expanded');
@@ -1193,7 +1225,33 @@
     app.dataset.agentsMoved = String(moved);
     app.dataset.agentsArrived = String(arrived);
     app.dataset.simSteps = String(state.sim.steps);
+    if (state.inspect) renderInspect();
     $('play').textContent = state.sim.running ? 'Pause' : 'Play';
+  }
+
+  /* The inspected agent: what the last step answered for it and its
+     neighbours (other agents within 3 m plus both radii, as the service's
+     avoidance considers nearby agents). */
+  function renderInspect() {
+    const a = state.agents.find((x) => x.id === state.inspect);
+    const box = $('agent-inspect');
+    if (!a) { box.hidden = true; app.dataset.inspect = ''; return; }
+    box.hidden = false;
+    const near = state.agents.filter((b) => b !== a && distXZ(a.position, b.position) <= 3 + a.radius + b.radius)
+      .map((b) => `${b.id} (${fmt(distXZ(a.position, b.position) - a.radius - b.radius, 2)} m gap)`);
+    setKv('inspect-out', [
+      ['id', a.id],
+      ['position', fmtPt(a.position)],
+      ['velocity', `${fmtPt(a.velocity)} · ${fmt(Math.hypot(a.velocity[0], a.velocity[2]), 2)} m/s`],
+      ['target', a.goal ? `${fmtPt(a.goal)}${Math.abs(a.position[1] - a.goal[1]) > 1.5 ? ' (another floor)' : ''}` : '–'],
+      ['arrived', String(!!a.arrived), a.arrived ? 'good' : ''],
+      ['avoiding', String(!!a.avoiding)],
+      ['corners', a.corners && a.corners.length ? a.corners.map(fmtPt).join(' → ') : '–'],
+      ['action', a.action ? `${a.action.type} ${fmtPt(a.action.start)} → ${fmtPt(a.action.end)}` : '–'],
+      ['neighbours', near.length ? near.join(', ') : 'none within 3 m'],
+      ['error', a.error ? `${a.error.code}: ${a.error.message}` : '–', a.error ? 'bad' : ''],
+    ]);
+    app.dataset.inspect = a.id;
   }
 
   function setTool(tool) {
@@ -1716,10 +1774,14 @@
         state.reach.start = pt;
         runReach();
         break;
-      case 'agents':
-        if (state.agentMode === 'place' && !ev.shiftKey) { addAgent(pt); renderAgentsOut(); }
+      case 'agents': {
+        /* A click on an agent inspects it; elsewhere it places one or sets the target. */
+        const hit = state.agents.find((a) => distXZ(a.position, pt) <= Math.max(a.radius, 0.3) && Math.abs(a.position[1] - pt[1]) < 2);
+        if (hit && !ev.shiftKey) { state.inspect = hit.id; renderInspect(); }
+        else if (state.agentMode === 'place' && !ev.shiftKey) { addAgent(pt); renderAgentsOut(); }
         else setTarget(pt);
         break;
+      }
     }
     redraw();
   }
@@ -1878,6 +1940,7 @@
     $('spawn').addEventListener('click', () => spawnRandom(Math.min(Math.max(Math.floor(Number($('spawn-n').value) || 1), 1), 500)));
     $('clear-agents').addEventListener('click', () => { state.agents = []; state.target = null; state.sim.steps = 0; renderAgentsOut(); redraw(); });
     $('play').addEventListener('click', togglePlay);
+    $('inspect-close').addEventListener('click', () => { state.inspect = null; renderInspect(); redraw(); });
     $('step-once').addEventListener('click', () => { state.sim.running = false; renderAgentsOut(); stepAgents(0.05 * state.sim.speed); });
     $('sim-speed').addEventListener('change', (ev) => { state.sim.speed = Number(ev.target.value) || 1; });
     $('max-cost').addEventListener('change', () => { if (state.reach.start) runReach(); });

@@ -379,6 +379,17 @@ async function agents(page, app, base, pts, best, clickWorld, pathOf) {
   await page.click('#step-once');
   await page.waitForFunction((n) => Number(document.getElementById('app').dataset.simSteps) > n, s2, { timeout: 5000 }).catch(() => {});
   check('step once advances one step', Number(await app.getAttribute('data-sim-steps')) === s2 + 1);
+
+  // Clicking an agent inspects it (paused, so it stays where it is clicked).
+  const one = await page.evaluate(() => { const a = window.navdViewer.state.agents[0]; return { id: a.id, p: a.position }; });
+  const targetsBefore = await page.evaluate(() => JSON.stringify(window.navdViewer.state.target));
+  await clickWorld(one.p);
+  const shownInspect = (await page.locator('#inspect-out').textContent().catch(() => '')) || '';
+  check('clicking an agent inspects it (and neither places one nor moves the target)',
+    (await app.getAttribute('data-inspect')) === one.id && shownInspect.includes(one.id) && /neighbours/.test(shownInspect) &&
+      Number(await app.getAttribute('data-agents')) === starts.length + 6 &&
+      (await page.evaluate(() => JSON.stringify(window.navdViewer.state.target))) === targetsBefore,
+    `inspect ${await app.getAttribute('data-inspect')}, ${shownInspect.slice(0, 120)}`);
 }
 
 // -- OSRM-style path tools: an off-mesh end, dragging a marker, the address,
