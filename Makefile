@@ -214,7 +214,8 @@ clean:
 # ---- fuzzing ----------------------------------------------------------------
 # One libFuzzer harness per tests/fuzz/fuzz_<target>.c, linked against the
 # project's objects built with coverage + ASan + UBSan under build/fuzz.
-# Corpora: tests/fuzz/corpus/<target>/ (hand-written seeds, committed),
+# Corpora: tests/fuzz/corpus/<target>/ (hand-written seeds and the minimized
+# corpus of a 30-minute run per harness, committed, so fuzz-short replays it),
 # build/fuzz/seeds/<target>/ (made from the fixtures and ../shared/meshes by
 # tests/fuzz/seeds.sh) and build/fuzz/corpus/<target>/ (what the fuzzer
 # grows). A crash leaves build/fuzz/artifacts/<target>-crash-* and fails.
