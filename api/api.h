@@ -32,6 +32,8 @@ typedef struct api_config {
     unsigned connection_timeout; /* idle keep-alive connection timeout */
     unsigned max_connections;    /* concurrent connections */
     unsigned max_pending_writes; /* navmesh writes queued or running (503 beyond); 0 = 64 */
+    unsigned max_connections_per_ip; /* 0: no per-address limit */
+    int allow_open_writes;           /* no key: accept writes from non-loopback peers too */
 } api_config;
 
 typedef struct api_server api_server;

@@ -22,6 +22,7 @@
     X(API_E_BAD_REQUEST, 400, "bad_request")                                                       \
     X(API_E_INVALID_JSON, 400, "invalid_json")                                                     \
     X(API_E_UNAUTHORIZED, 401, "unauthorized")                                                     \
+    X(API_E_FORBIDDEN, 403, "forbidden")                                                           \
     X(API_E_NOT_FOUND, 404, "not_found")                                                           \
     X(API_E_METHOD_NOT_ALLOWED, 405, "method_not_allowed")                                         \
     X(API_E_PAYLOAD_TOO_LARGE, 413, "payload_too_large")                                           \

@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <sys/socket.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -84,6 +85,13 @@ void api_reply_fail(api_req *r, api_code code, const char *fmt, ...)
 
 /* The value of a request header (case-insensitive name), or NULL. */
 const char *api_req_header(const api_req *r, const char *name);
+
+/*
+ * True when a peer address is this machine's own: 127.0.0.0/8, ::1 or an
+ * IPv4-mapped 127/8 (::ffff:127.x.y.z). Writes without an API key are only
+ * taken from such peers unless --allow-open-writes (403 otherwise).
+ */
+int api_peer_is_loopback(const struct sockaddr *sa);
 
 struct MHD_Response;
 /*

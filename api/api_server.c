@@ -112,7 +112,9 @@ struct api_req {
     size_t body_len, body_cap;
     int too_large;
     int replied;
-    api_err pending;     /* a failed generic check, answered at the right moment */
+    int started;     /* the first call's checks ran */
+    int nul_in_url;  /* the raw URL held %00 (libmicrohttpd decodes it and cuts the path there) */
+    api_err pending; /* a failed generic check, answered at the right moment */
     unsigned allow_from; /* for 405: a route whose pattern matched the path */
     conn_track *track;   /* this connection's deadline entry (NULL if untracked) */
     unsigned status;
@@ -415,6 +417,10 @@ static int valid_name(const char *s) {
     size_t n = strlen(s);
     if (n < 1 || n > 64)
         return 0;
+    /* "." and ".." match the character rule but name directories in every
+       tool a name may travel through (URLs, files, shells): never a mesh. */
+    if (strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
+        return 0;
     for (size_t i = 0; i < n; i++) {
         char c = s[i];
         if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
@@ -461,9 +467,55 @@ static api_body_type classify_body(const char *ct, unsigned flags) {
 }
 
 /* Runs the generic checks; 0 when the request may proceed, else r->pending says why. */
-static int precheck(api_req *r, const char *url, const char *method) {
+/* True when any header value holds a NUL byte: libmicrohttpd hands values
+   out as C strings, so "Bearer <key>\0junk" would read as "Bearer <key>". */
+static enum MHD_Result nul_in_value(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    size_t key_size, const char *value, size_t value_size) {
+    (void)kind;
+    int *found = cls;
+    if ((key && memchr(key, '\0', key_size)) || (value && memchr(value, '\0', value_size))) {
+        *found = 1;
+        return MHD_NO;
+    }
+    return MHD_YES;
+}
+
+int api_peer_is_loopback(const struct sockaddr *sa) {
+    if (!sa)
+        return 0;
+    if (sa->sa_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+        return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+    }
+    if (sa->sa_family == AF_INET6) {
+        const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+        if (IN6_IS_ADDR_LOOPBACK(a))
+            return 1;
+        return IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127;
+    }
+    return 0;
+}
+
+static int precheck(api_req *r, const char *url, const char *method, const char *version) {
     api_err *e = &r->pending;
     const api_config *cfg = r->srv->cfg;
+    /* Framing first: a request whose path or headers hide a NUL byte, or an
+       HTTP/1.1 request without Host, is malformed whatever it asks for. */
+    if (r->nul_in_url) {
+        api_fail(e, API_E_BAD_REQUEST, "the request path contains a NUL byte (%%00)");
+        return -1;
+    }
+    int nul = 0;
+    MHD_get_connection_values_n(r->conn, MHD_HEADER_KIND, nul_in_value, &nul);
+    if (nul) {
+        api_fail(e, API_E_BAD_REQUEST, "a request header contains a NUL byte");
+        return -1;
+    }
+    if (version && strcmp(version, MHD_HTTP_VERSION_1_1) == 0 &&
+        !MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST)) {
+        api_fail(e, API_E_BAD_REQUEST, "an HTTP/1.1 request needs a Host header");
+        return -1;
+    }
     int path_known = 0;
     char name[66];
     for (unsigned i = 0; i < API_ROUTE_COUNT; i++) {
@@ -497,6 +549,19 @@ matched:;
         api_fail(e, API_E_UNAUTHORIZED,
                  "this endpoint requires the API key as 'Authorization: Bearer <key>'");
         return -1;
+    }
+    /* Without a key, a write is taken only from this machine: a navd bound
+       to a public address must not let anyone who reaches it replace meshes. */
+    if ((rt->flags & API_R_AUTH) && !(cfg->api_key && cfg->api_key[0]) && !cfg->allow_open_writes) {
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        if (!ci || !api_peer_is_loopback(ci->client_addr)) {
+            api_fail(e, API_E_FORBIDDEN,
+                     "writes from other machines need an API key: start navd with --api-key "
+                     "(NAVD_API_KEY) and send 'Authorization: Bearer <key>', or pass "
+                     "--allow-open-writes to accept them without one");
+            return -1;
+        }
     }
     if (strstr(rt->pattern, "{name}") && !valid_name(name)) {
         api_fail(e, API_E_BAD_REQUEST,
@@ -675,15 +740,38 @@ static enum MHD_Result finish_write(api_server *srv, api_req *r) {
     return MHD_YES;
 }
 
+/*
+ * The raw request URI, before libmicrohttpd decodes it: its return value
+ * becomes the request's *con_cls. Decoding turns %00 into a NUL that ends
+ * the path, so "DELETE /v1/navmeshes/prod%00-sandbox" would reach the
+ * handler as "prod"; the flag makes the first call refuse it (400).
+ */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn) {
+    (void)cls;
+    (void)conn;
+    api_req *r = calloc(1, sizeof *r);
+    if (r && uri) {
+        for (const char *p = uri; (p = strchr(p, '%')) != NULL; p++)
+            if (p[1] == '0' && p[2] == '0') {
+                r->nul_in_url = 1;
+                break;
+            }
+    }
+    return r;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **con_cls) {
     api_server *srv = cls;
     api_req *r = *con_cls;
-    if (!r) {
+    if (!r) { /* on_uri always allocates it; kept for safety */
         r = calloc(1, sizeof *r);
         if (!r)
             return MHD_NO;
+    }
+    if (!r->started) {
+        r->started = 1;
         clock_gettime(CLOCK_MONOTONIC, &r->t0);
         r->srv = srv;
         r->conn = conn;
@@ -699,7 +787,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             if ((unsigned char)*p < 0x20 || *p == 0x7f)
                 *p = '?';
         *con_cls = r;
-        int ok = precheck(r, url, method) == 0;
+        int ok = precheck(r, url, method, version) == 0;
         if (!ok && body_pending(conn)) {
             /* Answer before reading a body we would refuse (MHD then closes the
                connection). Without a body, wait for the last call so that the
@@ -758,6 +846,10 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     if (!r)
         return;
     *con_cls = NULL;
+    if (!r->started) { /* on_uri ran, on_request never did (libmicrohttpd refused it itself) */
+        free(r);
+        return;
+    }
     double s = elapsed_s(&r->t0);
     /* Requests refused by the generic checks count under route "none". */
     api_metrics_observe(r->pending.code == API_OK ? r->route : API_ROUTE_COUNT, r->status, s);
@@ -879,16 +971,24 @@ api_server *api_server_start(const api_config *cfg, api_registry *reg, char *err
         server_free(s);
         return NULL;
     }
-    struct MHD_OptionItem opts[] = {
+    /* Optional entries are appended, never written as MHD_OPTION_END in
+       the middle, which would end the list there. */
+    struct MHD_OptionItem opts[12] = {
         {MHD_OPTION_SOCK_ADDR, 0, sa},
         {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, s},
         {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, s},
         {MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)cfg->connection_timeout, NULL},
         {MHD_OPTION_CONNECTION_LIMIT, (intptr_t)cfg->max_connections, NULL},
-        {cfg->threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, (intptr_t)cfg->threads,
-         NULL},
-        {MHD_OPTION_END, 0, NULL},
+        {MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)on_uri, s},
     };
+    size_t nopt = 6;
+    if (cfg->max_connections_per_ip)
+        opts[nopt++] = (struct MHD_OptionItem){MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+                                               (intptr_t)cfg->max_connections_per_ip, NULL};
+    if (cfg->threads > 1)
+        opts[nopt++] =
+            (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)cfg->threads, NULL};
+    opts[nopt] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
     /* The logger goes first so that MHD reports option errors through it. */
     s->daemon =
         MHD_start_daemon(flags, cfg->port, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER,
@@ -924,7 +1024,10 @@ void api_server_stop(api_server *s) {
        connections and join the workers; their per-thread query scratch is
        freed as they exit. */
     MHD_socket lsock = MHD_quiesce_daemon(s->daemon);
-    for (int i = 0; i < 1000 && atomic_load(&s->in_flight) > 0; i++)
+    /* At most 3 s for requests in flight: a client holding a half-sent
+       request counts as one, and Docker's grace is 10 s, the contract's
+       promise 5 s; what is still unfinished then is cut by MHD_stop_daemon. */
+    for (int i = 0; i < 300 && atomic_load(&s->in_flight) > 0; i++)
         usleep(10 * 1000);
     writer_stop(s);
     MHD_stop_daemon(s->daemon);

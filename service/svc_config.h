@@ -32,6 +32,8 @@ typedef struct svc_config {
     uint64_t connection_timeout;
     uint64_t max_connections;
     uint64_t max_pending_writes;
+    uint64_t max_connections_per_ip;
+    bool allow_open_writes;
     char log_level[16];
 } svc_config;
 

@@ -87,6 +87,8 @@ static void to_api_config(const svc_config *c, api_config *a) {
     a->connection_timeout = (unsigned)c->connection_timeout;
     a->max_connections = (unsigned)c->max_connections;
     a->max_pending_writes = (unsigned)c->max_pending_writes;
+    a->max_connections_per_ip = (unsigned)c->max_connections_per_ip;
+    a->allow_open_writes = c->allow_open_writes;
 }
 
 int main(int argc, char **argv) {

@@ -1333,7 +1333,7 @@ START_TEST(config_table_parses) {
     unsetenv("NAVD_MAX_BODY");
     ck_assert_int_eq(svc_config_parse(&c, 1, argv0, devnull), SVC_CONFIG_OK);
     ck_assert_uint_eq(c.port, 8080);
-    ck_assert_str_eq(c.bind, "0.0.0.0");
+    ck_assert_str_eq(c.bind, "127.0.0.1");
     ck_assert_str_eq(c.db, "data/navd.db");
     ck_assert_uint_eq(c.max_body, 64ull << 20);
     ck_assert_uint_eq(c.max_nodes, 65536);

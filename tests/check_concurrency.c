@@ -340,7 +340,9 @@ START_TEST(test_http_replace_while_querying) {
 
     size_t lena, lenb;
     char *a = cc_grid_json(3, &lena), *b = cc_grid_json(4, &lenb);
-    tl_conn w = {.fd = -1};
+    /* A replace slower than the bound below is a starved writer; the
+       connection's own timeout is longer so the bound is what reports it. */
+    tl_conn w = {.fd = -1, .timeout_ms = 30000};
     ck_assert_int_eq(tl_connect(&w, sh.port), TL_OK);
     tl_response r;
     ck_assert_int_eq(
@@ -351,15 +353,27 @@ START_TEST(test_http_replace_while_querying) {
     pthread_t th[CC_READERS];
     for (int i = 0; i < CC_READERS; i++)
         ck_assert_int_eq(pthread_create(&th[i], NULL, cc_http_reader, &sh), 0);
+    double worst = 0;
     for (int v = 2; v <= CC_REPLACES + 1; v++) {
         const char *body = v % 2 ? a : b;
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
         ck_assert_int_eq(tl_request(&w, "PUT", "/v1/navmeshes/cc", "application/json", body,
                                     v % 2 ? lena : lenb, NULL, &r),
                          TL_OK);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double dt = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+        if (dt > worst)
+            worst = dt;
         ck_assert_msg(r.status == 200 && tl_json_long(r.body, "version") == v, "replace %d: %d %s",
                       v, r.status, r.body);
         tl_response_free(&r);
     }
+    /* Writers are never starved: with the registry's lock preferring
+       writers, a replace waits for the reads in progress, not for every read
+       that keeps arriving. 10 s is far past the 1 s target (make bench
+       measures it) and was still missed once by the reader-preferring lock. */
+    ck_assert_msg(worst < 10.0, "a replace took %.2f s under query load", worst);
     atomic_store(&sh.stop, 1);
     for (int i = 0; i < CC_READERS; i++)
         pthread_join(th[i], NULL);
@@ -368,8 +382,8 @@ START_TEST(test_http_replace_while_querying) {
     free(b);
     api_server_stop(srv);
     ck_assert_msg(!atomic_load(&sh.bad), "an HTTP reader saw: %s", sh.why);
-    printf("concurrency: %d HTTP replaces under %ld HTTP reads and queries\n", CC_REPLACES,
-           atomic_load(&sh.reads));
+    printf("concurrency: %d HTTP replaces under %ld HTTP reads and queries, slowest %.1f ms\n",
+           CC_REPLACES, atomic_load(&sh.reads), worst * 1e3);
     api_registry_free(sh.reg);
     store_close(st);
     cc_remove_store();

@@ -1,0 +1,308 @@
+/*
+ * check_hardening: what a hostile or careless client can do to a running
+ * navd (issue 11), against the real binary: NUL bytes hidden in the path,
+ * names that are directories, HTTP/1.1 without Host, writes from other
+ * machines without a key, a flood of idle connections from one address, and
+ * a client holding a half-sent request while the service is told to stop.
+ * Each test fails on the service as it was before these limits existed.
+ */
+#include <arpa/inet.h>
+#include <check.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "api/api_internal.h"
+#include "service/svc_config.h"
+#include "tests/test_http.h"
+
+extern Suite *hardening_suite(void);
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* A TCP connection to 127.0.0.1:port whose source address is src
+   (127.0.0.x: every loopback address is this machine's). -1 on failure. */
+static int connect_from(const char *src, int port) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0)
+        return -1;
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    inet_pton(AF_INET, src, &a.sin_addr);
+    if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        close(fd);
+        return -1;
+    }
+    struct sockaddr_in d = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    inet_pton(AF_INET, "127.0.0.1", &d.sin_addr);
+    if (connect(fd, (struct sockaddr *)&d, sizeof d) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Sends raw bytes on a new connection and reads until the server closes
+   it (or 5 s); returns the status code of the first response line. */
+static int raw_status(int port, const char *req, size_t len, char *body, size_t body_size) {
+    int fd = connect_from("127.0.0.1", port);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq((int)write(fd, req, len), (int)len);
+    char buf[8192];
+    size_t got = 0;
+    double t0 = now_s();
+    while (got + 1 < sizeof buf && now_s() - t0 < 5) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, 200) <= 0)
+            continue;
+        ssize_t n = read(fd, buf + got, sizeof buf - 1 - got);
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    close(fd);
+    buf[got] = '\0';
+    int status = 0;
+    sscanf(buf, "HTTP/1.%*d %d", &status);
+    if (body) {
+        const char *b = strstr(buf, "\r\n\r\n");
+        snprintf(body, body_size, "%s", b ? b + 4 : "");
+    }
+    return status;
+}
+
+START_TEST(t_nul_in_path) {
+    th_server s;
+    const char *extra[] = {"--demo", NULL};
+    ck_assert_int_eq(th_start(&s, NULL, extra), 0);
+    char body[4096];
+    static const char get[] = "GET /health%00junk HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    ck_assert_int_eq(raw_status(s.port, get, sizeof get - 1, body, sizeof body), 400);
+    ck_assert_msg(strstr(body, "\"bad_request\"") && strstr(body, "NUL"), "%s", body);
+    /* Before: the path was cut at the NUL, so this deleted "demo". */
+    static const char del[] =
+        "DELETE /v1/navmeshes/demo%00-sandbox HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    ck_assert_int_eq(raw_status(s.port, del, sizeof del - 1, body, sizeof body), 400);
+    th_response r;
+    ck_assert_int_eq(th_json(s.port, "GET", "/v1/navmeshes/demo", NULL, &r), 0);
+    ck_assert_int_eq(r.status, 200);
+    th_response_free(&r);
+    /* Lower-case hex is the same byte. */
+    static const char put[] = "PUT /v1/navmeshes/victim%00ignored HTTP/1.1\r\nHost: x\r\n"
+                              "Content-Type: application/json\r\nContent-Length: 2\r\n"
+                              "Connection: close\r\n\r\n{}";
+    ck_assert_int_eq(raw_status(s.port, put, sizeof put - 1, body, sizeof body), 400);
+    ck_assert_int_eq(th_json(s.port, "GET", "/v1/navmeshes/victim", NULL, &r), 0);
+    ck_assert_int_eq(r.status, 404);
+    th_response_free(&r);
+    th_stop(&s);
+    th_cleanup(&s);
+}
+END_TEST
+
+START_TEST(t_dot_names_and_host) {
+    th_server s;
+    ck_assert_int_eq(th_start(&s, NULL, NULL), 0);
+    char body[4096];
+    /* Sent raw: a client library would fold the dots away. */
+    static const char *const dots[] = {
+        "GET /v1/navmeshes/. HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        "GET /v1/navmeshes/.. HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        "PUT /v1/navmeshes/.. HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        "Content-Length: 2\r\nConnection: close\r\n\r\n{}",
+    };
+    for (size_t i = 0; i < sizeof dots / sizeof dots[0]; i++) {
+        ck_assert_int_eq(raw_status(s.port, dots[i], strlen(dots[i]), body, sizeof body), 400);
+        ck_assert_msg(strstr(body, "\"bad_request\""), "%s", body);
+    }
+    /* A name with dots inside stays valid. */
+    static const char okname[] =
+        "GET /v1/navmeshes/a..b HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    ck_assert_int_eq(raw_status(s.port, okname, sizeof okname - 1, body, sizeof body), 404);
+
+    static const char nohost[] = "GET /health HTTP/1.1\r\nConnection: close\r\n\r\n";
+    ck_assert_int_eq(raw_status(s.port, nohost, sizeof nohost - 1, body, sizeof body), 400);
+    ck_assert_msg(strstr(body, "Host"), "%s", body);
+    /* HTTP/1.0 has no Host requirement. */
+    static const char old[] = "GET /health HTTP/1.0\r\n\r\n";
+    ck_assert_int_eq(raw_status(s.port, old, sizeof old - 1, body, sizeof body), 200);
+    th_stop(&s);
+    th_cleanup(&s);
+}
+END_TEST
+
+START_TEST(t_loopback_peers) {
+    struct sockaddr_in in = {.sin_family = AF_INET};
+    struct sockaddr_in6 in6 = {.sin6_family = AF_INET6};
+    static const char *const v4[][2] = {
+        {"127.0.0.1", "1"},   {"127.255.3.4", "1"}, {"10.0.0.1", "0"},
+        {"192.168.1.1", "0"}, {"0.0.0.0", "0"},     {"128.0.0.1", "0"},
+    };
+    for (size_t i = 0; i < sizeof v4 / sizeof v4[0]; i++) {
+        ck_assert_int_eq(inet_pton(AF_INET, v4[i][0], &in.sin_addr), 1);
+        ck_assert_msg(api_peer_is_loopback((struct sockaddr *)&in) == (v4[i][1][0] == '1'), "%s",
+                      v4[i][0]);
+    }
+    static const char *const v6[][2] = {
+        {"::1", "1"}, {"::ffff:127.0.0.1", "1"}, {"::ffff:10.1.2.3", "0"}, {"2001:db8::1", "0"},
+        {"::", "0"},  {"fe80::1", "0"},
+    };
+    for (size_t i = 0; i < sizeof v6 / sizeof v6[0]; i++) {
+        ck_assert_int_eq(inet_pton(AF_INET6, v6[i][0], &in6.sin6_addr), 1);
+        ck_assert_msg(api_peer_is_loopback((struct sockaddr *)&in6) == (v6[i][1][0] == '1'), "%s",
+                      v6[i][0]);
+    }
+    ck_assert(!api_peer_is_loopback(NULL));
+
+    /* The default is to listen on loopback only. */
+    svc_config cfg;
+    char *argv[] = {"navd", NULL};
+    FILE *devnull = fopen("/dev/null", "w");
+    unsetenv("NAVD_BIND");
+    ck_assert_int_eq(svc_config_parse(&cfg, 1, argv, devnull), SVC_CONFIG_OK);
+    ck_assert_str_eq(cfg.bind, "127.0.0.1");
+    ck_assert(!cfg.allow_open_writes);
+    ck_assert_int_eq((int)cfg.max_connections_per_ip, 64);
+    fclose(devnull);
+}
+END_TEST
+
+/* Loopback writers need no key (make run's own use): a PUT and a DELETE
+   from 127.0.0.1 on a server with no key succeed. The 403 side needs a
+   peer on another machine, which these tests may not create: the decision
+   is api_peer_is_loopback, tested above. */
+START_TEST(t_loopback_writes_work) {
+    th_server s;
+    ck_assert_int_eq(th_start(&s, NULL, NULL), 0);
+    th_response r;
+    const char *sq = "{\"vertices\":[[0,0,0],[4,0,0],[4,0,4],[0,0,4]],\"polygons\":[[0,3,2,1]]}";
+    ck_assert_int_eq(th_json(s.port, "PUT", "/v1/navmeshes/sq", sq, &r), 0);
+    ck_assert_int_eq(r.status, 201);
+    th_response_free(&r);
+    ck_assert_int_eq(th_json(s.port, "DELETE", "/v1/navmeshes/sq", NULL, &r), 0);
+    ck_assert_int_eq(r.status, 204);
+    th_response_free(&r);
+    th_stop(&s);
+    th_cleanup(&s);
+}
+END_TEST
+
+/* Raises the soft descriptor limit to the hard one (the flood needs more
+   than the usual 1,024); returns the new soft limit. */
+static rlim_t raise_fd_limit(void) {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return 0;
+    rl.rlim_cur = rl.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &rl);
+    getrlimit(RLIMIT_NOFILE, &rl);
+    return rl.rlim_cur;
+}
+
+/* 1,100 idle connections from one address (127.0.0.2): only
+   --max-connections-per-ip are kept, so /health from another client still
+   answers at once. Before, they filled the 1,024 slots and /health timed
+   out. */
+START_TEST(t_idle_flood_one_address) {
+    if (raise_fd_limit() < 1300) {
+        printf("hardening: idle flood skipped: fewer than 1,300 file descriptors allowed\n");
+        return;
+    }
+    th_server s;
+    ck_assert_int_eq(th_start(&s, NULL, NULL), 0);
+    enum { FLOOD = 1100 };
+    static int fds[FLOOD];
+    int opened = 0;
+    for (int i = 0; i < FLOOD; i++) {
+        fds[i] = connect_from("127.0.0.2", s.port);
+        if (fds[i] >= 0)
+            opened++;
+    }
+    ck_assert_int_gt(opened, 1000); /* the kernel's backlog accepts them; navd decides */
+    usleep(300 * 1000);
+    /* Every probe must answer well within a second (the issue's target is
+       100 ms; the bound is generous for a loaded machine, and the old
+       service never answered at all). */
+    double worst = 0;
+    for (int k = 0; k < 5; k++) {
+        double t0 = now_s();
+        th_response r;
+        int rc = th_json(s.port, "GET", "/health", NULL, &r);
+        double dt = now_s() - t0;
+        ck_assert_msg(rc == 0 && r.status == 200, "probe %d: rc %d status %d", k, rc, r.status);
+        th_response_free(&r);
+        if (dt > worst)
+            worst = dt;
+    }
+    printf(
+        "hardening: /health with %d idle connections from 127.0.0.2: worst of 5 probes %.1f ms\n",
+        opened, worst * 1e3);
+    ck_assert_msg(worst < 1.0, "worst /health %.3f s", worst);
+    /* The 65th connection from the flooding address was closed by navd:
+       reading the last one gives end-of-file, not a wait. */
+    char c;
+    struct pollfd p = {.fd = fds[FLOOD - 1], .events = POLLIN};
+    ck_assert_int_eq(poll(&p, 1, 2000), 1);
+    ck_assert_int_le((int)read(fds[FLOOD - 1], &c, 1), 0);
+    for (int i = 0; i < FLOOD; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    th_stop(&s);
+    th_cleanup(&s);
+}
+END_TEST
+
+/* SIGTERM while a client holds a half-sent request: navd is gone within
+   5 s (it took 11-12 s, past Docker's 10 s grace). */
+START_TEST(t_sigterm_with_partial_request) {
+    th_server s;
+    ck_assert_int_eq(th_start(&s, NULL, NULL), 0);
+    int fd = connect_from("127.0.0.1", s.port);
+    ck_assert_int_ge(fd, 0);
+    static const char partial[] =
+        "POST /v1/navmeshes/x/path HTTP/1.1\r\nHost: x\r\n"
+        "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"st";
+    ck_assert_int_eq((int)write(fd, partial, sizeof partial - 1), (int)(sizeof partial - 1));
+    usleep(200 * 1000);
+    double t0 = now_s();
+    ck_assert_int_eq(kill(s.pid, SIGTERM), 0);
+    int status = 0;
+    pid_t got = 0;
+    while ((got = waitpid(s.pid, &status, WNOHANG)) == 0 && now_s() - t0 < 15)
+        usleep(20 * 1000);
+    double dt = now_s() - t0;
+    close(fd);
+    ck_assert_int_eq(got, s.pid);
+    s.pid = 0;
+    printf("hardening: SIGTERM with a half-sent request: exited in %.2f s\n", dt);
+    ck_assert_msg(dt < 5.0, "navd took %.2f s to stop", dt);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    th_cleanup(&s);
+}
+END_TEST
+
+Suite *hardening_suite(void) {
+    Suite *s = suite_create("hardening");
+    TCase *t = tcase_create("hostile");
+    tcase_set_timeout(t, 60);
+    tcase_add_test(t, t_nul_in_path);
+    tcase_add_test(t, t_dot_names_and_host);
+    tcase_add_test(t, t_loopback_peers);
+    tcase_add_test(t, t_loopback_writes_work);
+    tcase_add_test(t, t_idle_flood_one_address);
+    tcase_add_test(t, t_sigterm_with_partial_request);
+    suite_add_tcase(s, t);
+    return s;
+}
