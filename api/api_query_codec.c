@@ -33,12 +33,24 @@ static api_code decode_area_costs(const json_t *v, const char *w, nav_filter *f,
     const char *key;
     const json_t *cost;
     json_object_foreach((json_t *)v, key, cost) {
-        char *end;
-        errno = 0;
-        long a = strtol(key, &end, 10);
-        if (!*key || *end || errno || a < 0 || a >= NAV_MAX_AREAS)
+        /* Keys are plain decimals: "1", never " 1", "+1", "\n1" or "01".
+           strtol would read all of those as 1, so {"1": 2, "01": 3} named
+           area 1 twice and one cost silently won. */
+        size_t klen = strlen(key);
+        int plain = klen >= 1 && klen <= 2 && key[0] >= '0' && key[0] <= '9' &&
+                    (klen == 1 || (key[0] != '0' && key[1] >= '0' && key[1] <= '9'));
+        long a = plain ? strtol(key, NULL, 10) : -1;
+        if (!plain || a >= NAV_MAX_AREAS) {
+            char shown[24];
+            size_t k = 0;
+            for (const char *p = key; *p && k + 1 < sizeof shown; p++)
+                shown[k++] = (*p >= 0x20 && *p < 0x7f && *p != '"') ? *p : '?';
+            shown[k] = '\0';
             return api_fail(e, API_E_BAD_REQUEST,
-                            "%s has key \"%.16s\", not an area id from 0 to 63", w, key);
+                            "%s has key \"%s\", not an area id from 0 to 63 written as a plain "
+                            "decimal (no sign, space or leading zero)",
+                            w, shown);
+        }
         if (!json_is_number(cost) || !isfinite(json_number_value(cost)) ||
             json_number_value(cost) <= 0 || !isfinite((float)json_number_value(cost)))
             return api_fail(e, API_E_BAD_REQUEST, "%s[\"%s\"] must be a positive finite number", w,

@@ -154,6 +154,17 @@ static nav_status nav_check_input(const nav_mesh_input *in, nav_error *err) {
                 return nav_set_error(err, NAV_E_INVALID_MESH,
                                      "polygons[%u] references vertex %u but there are %u vertices",
                                      p, in->poly_verts[k], in->nverts);
+        /* The same index twice in one polygon ([0, 1, 1, 2]) is a broken
+           export, even where dropping the repeat would leave a valid polygon:
+           refused, by name, rather than silently repaired. Polygons are
+           short (the limit is --max-verts-per-poly), so a quadratic scan of
+           one polygon costs nothing next to the build. */
+        for (uint32_t k = a; k < b; k++)
+            for (uint32_t j = k + 1; j < b && j - a < 4096; j++)
+                if (in->poly_verts[k] == in->poly_verts[j])
+                    return nav_set_error(err, NAV_E_INVALID_MESH,
+                                         "polygons[%u] uses vertex %u more than once", p,
+                                         in->poly_verts[k]);
     }
     if (in->areas)
         for (uint32_t p = 0; p < in->npolys; p++)
@@ -188,6 +199,39 @@ static nav_status nav_check_input(const nav_mesh_input *in, nav_error *err) {
                                      "detail polygon_triangles[%u] = [%u, %u] is outside the %u "
                                      "detail triangles",
                                      p, (unsigned)first, (unsigned)count, in->ndetail_tris);
+            /* An empty range gives the polygon no surface at all. */
+            if (count == 0)
+                return nav_set_error(err, NAV_E_INVALID_MESH,
+                                     "detail polygon_triangles[%u] = [%u, 0] covers no triangle", p,
+                                     (unsigned)first);
+        }
+        /* A triangle with no area has no surface to take a height from: zero
+           up to float rounding, relative to its longest edge as polygons are. */
+        for (uint32_t t = 0; t < in->ndetail_tris; t++) {
+            double v[3][3];
+            for (int k = 0; k < 3; k++) {
+                uint32_t i = in->detail_tris[3 * (size_t)t + k];
+                const float *src = i < in->nverts ? &in->verts[3 * (size_t)i]
+                                                  : &in->detail_verts[3 * (size_t)(i - in->nverts)];
+                for (int c = 0; c < 3; c++)
+                    v[k][c] = src[c];
+            }
+            double e1[3], e2[3], e3[3], cr[3];
+            for (int c = 0; c < 3; c++) {
+                e1[c] = v[1][c] - v[0][c];
+                e2[c] = v[2][c] - v[0][c];
+                e3[c] = v[2][c] - v[1][c];
+            }
+            cr[0] = e1[1] * e2[2] - e1[2] * e2[1];
+            cr[1] = e1[2] * e2[0] - e1[0] * e2[2];
+            cr[2] = e1[0] * e2[1] - e1[1] * e2[0];
+            double area2 = sqrt(cr[0] * cr[0] + cr[1] * cr[1] + cr[2] * cr[2]);
+            double l2 = fmax(fmax(e1[0] * e1[0] + e1[1] * e1[1] + e1[2] * e1[2],
+                                  e2[0] * e2[0] + e2[1] * e2[1] + e2[2] * e2[2]),
+                             e3[0] * e3[0] + e3[1] * e3[1] + e3[2] * e3[2]);
+            if (l2 == 0 || area2 <= 1e-9 * l2)
+                return nav_set_error(err, NAV_E_INVALID_MESH, "detail triangles[%u] has zero area",
+                                     t);
         }
     }
     for (uint32_t l = 0; l < in->nlinks; l++) {
@@ -757,6 +801,58 @@ static void nav_tmp_free(nav_build_tmp *t) {
     free(t->stamp);
 }
 
+static int nav_cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/*
+ * Two polygons over the same (welded) vertex set are one polygon uploaded
+ * twice: the area doubles (a 100 m2 square was reported as 200 m2) and
+ * adjacency sees an edge shared three times. Each polygon's sorted vertex
+ * list is hashed into an open-addressing table; equal hashes are compared
+ * in full, so the answer never depends on a collision.
+ */
+static nav_status nav_check_duplicates(const nav_build_tmp *t, uint32_t npolys, nav_error *err) {
+    size_t cap = 16;
+    while (cap < 2 * (size_t)npolys)
+        cap *= 2;
+    uint32_t *slot = malloc(cap * sizeof *slot);
+    uint32_t *sorted = malloc(((size_t)t->ps[npolys] + 1) * sizeof *sorted);
+    if (!slot || !sorted) {
+        free(slot);
+        free(sorted);
+        return nav_set_error(err, NAV_E_NOMEM, "out of memory checking for duplicate polygons");
+    }
+    memcpy(sorted, t->pv, (size_t)t->ps[npolys] * sizeof *sorted);
+    for (size_t i = 0; i < cap; i++)
+        slot[i] = NAV_NONE;
+    nav_status st = NAV_OK;
+    for (uint32_t p = 0; p < npolys && st == NAV_OK; p++) {
+        uint32_t *ids = &sorted[t->ps[p]], n = t->ps[p + 1] - t->ps[p];
+        qsort(ids, n, sizeof *ids, nav_cmp_u32);
+        uint64_t h = 1469598103934665603ull ^ n;
+        for (uint32_t i = 0; i < n; i++)
+            h = (h ^ ids[i]) * 1099511628211ull;
+        for (size_t i = (size_t)(h & (cap - 1));; i = (i + 1) & (cap - 1)) {
+            uint32_t q = slot[i];
+            if (q == NAV_NONE) {
+                slot[i] = p;
+                break;
+            }
+            uint32_t m = t->ps[q + 1] - t->ps[q];
+            if (m == n && memcmp(&sorted[t->ps[q]], ids, n * sizeof *ids) == 0) {
+                st = nav_set_error(err, NAV_E_INVALID_MESH,
+                                   "polygons[%u] has the same vertices as polygons[%u]", p, q);
+                break;
+            }
+        }
+    }
+    free(slot);
+    free(sorted);
+    return st;
+}
+
 /* Welds, drops consecutive repeats, normalizes winding and checks each polygon. */
 static nav_status nav_build_polys(nav_mesh_ext *x, const nav_mesh_input *in, nav_build_tmp *t,
                                   nav_error *err) {
@@ -819,6 +915,9 @@ static nav_status nav_build_polys(nav_mesh_ext *x, const nav_mesh_input *in, nav
         w += n;
     }
     t->ps[in->npolys] = w;
+    nav_status dup = nav_check_duplicates(t, in->npolys, err);
+    if (dup != NAV_OK)
+        return dup;
 
     /* Compact: keep referenced representatives in input order. */
     nav_mesh *m = &x->m;
