@@ -33,6 +33,7 @@ typedef struct api_config {
     unsigned max_connections;    /* concurrent connections */
     unsigned max_pending_writes; /* navmesh writes queued or running (503 beyond); 0 = 64 */
     unsigned max_connections_per_ip; /* 0: no per-address limit */
+    unsigned request_deadline_ms;    /* compute budget of a batch or a step; 0 = none */
     int allow_open_writes;           /* no key: accept writes from non-loopback peers too */
 } api_config;
 

@@ -44,7 +44,8 @@ api_code api_code_from_nav(nav_status s) {
     case NAV_E_NOT_FOUND:
         return API_E_NOT_FOUND;
     case NAV_E_NOMEM:
-        return API_E_UNAVAILABLE; /* transient: the client may retry */
+    case NAV_E_DEADLINE:
+        return API_E_UNAVAILABLE; /* transient: the client may retry (smaller, or later) */
     case NAV_E_CORRUPT:
     case NAV_STATUS_COUNT:
         break;

@@ -51,6 +51,11 @@ API_ROUTE_LIST(API_ROUTE_DECLARE)
 /* ---- request accessors (valid during the handler) ---- */
 /* The server's configuration (read-only). */
 const api_config *api_req_config(const api_req *r);
+/* CLOCK_MONOTONIC seconds at which this request's compute budget ends
+   (--request-deadline-ms after its handler started), 0 when none. */
+double api_req_deadline(const api_req *r);
+/* Now, on the clock api_req_deadline uses. */
+double api_mono_now(void);
 /* The navmesh registry. */
 api_registry *api_req_registry(const api_req *r);
 /* Requests between their first callback and completion, this one included. */

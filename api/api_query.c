@@ -407,13 +407,24 @@ void api_h_paths(api_req *r) {
     api_jw w;
     api_jw_init(&w, 512 * (n + 1));
     api_jw_lit(&w, "{\"results\":[");
+    /* Past the request deadline the remaining slots are not searched: each
+       says so, and the finished ones are kept (a batch is never all or
+       nothing). Slot 0 always runs. */
+    double deadline = api_req_deadline(r);
+    int late = 0;
     for (size_t i = 0; i < n; i++) {
         char where[48];
         api_path(where, sizeof where, "queries[%zu]", i);
         api_path_query pq;
         if (i)
             api_jw_lit(&w, ",");
-        api_code c = api_decode_path(json_array_get(queries, i), where, &base, &pq, &e);
+        if (!late && i > 0 && deadline > 0 && api_mono_now() > deadline)
+            late = 1;
+        api_code c = late ? api_fail(&e, API_E_UNAVAILABLE,
+                                     "%s was not run: the request deadline of %u ms "
+                                     "(--request-deadline-ms) was reached first",
+                                     where, api_req_config(r)->request_deadline_ms)
+                          : api_decode_path(json_array_get(queries, i), where, &base, &pq, &e);
         if (c == API_OK)
             c = run_path(s, ent->mesh, &pq, where, &w, &e);
         if (c != API_OK) {

@@ -130,6 +130,7 @@ struct api_req {
     int write_done;
     struct MHD_Response *deferred;
     double queued_s; /* admitted (mono_now) until the writer took it, for the access log */
+    double deadline; /* see api_req_deadline; set as the handler starts */
 };
 
 static double elapsed_s(const struct timespec *t0) {
@@ -219,6 +220,14 @@ static void *reaper_main(void *arg) {
 
 const api_config *api_req_config(const api_req *r) {
     return r->srv->cfg;
+}
+
+double api_req_deadline(const api_req *r) {
+    return r->deadline;
+}
+
+double api_mono_now(void) {
+    return mono_now();
 }
 
 api_registry *api_req_registry(const api_req *r) {
@@ -829,6 +838,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         return MHD_YES;
     }
     track_set(srv, r->track, 1); /* a slow handler (a big upload's build) is not cut */
+    /* The compute budget starts with the handler: a slow upload does not use it up. */
+    if (srv->cfg->request_deadline_ms)
+        r->deadline = mono_now() + srv->cfg->request_deadline_ms / 1000.0;
     if (routes[r->route].flags & API_R_WRITE) {
         hand_to_writer(srv, r);
         return MHD_YES;

@@ -285,9 +285,15 @@ static void step(api_req *r, const nav_mesh *m) {
         /* "cache": false: every corridor is searched, not looked up; the
            answer is the same bytes either way (canonical corridors) */
         nav_cache *cache = use_cache ? api_query_cache() : NULL;
+        p.deadline = api_req_deadline(r);
         nav_status st = nav_step(s->steer, m, qs->q, cache, &p, s->in, (uint32_t)n, s->obs,
                                  (uint32_t)nobs, s->out, &se);
-        if (st != NAV_OK)
+        if (st == NAV_E_DEADLINE)
+            c = api_fail(&err, API_E_UNAVAILABLE,
+                         "the step did not finish within the request deadline of %u ms "
+                         "(--request-deadline-ms): send fewer agents, keep the cache on, or retry",
+                         cfg->request_deadline_ms);
+        else if (st != NAV_OK)
             c = api_fail(&err, st == NAV_E_INVALID_ARG ? API_E_BAD_REQUEST : api_code_from_nav(st),
                          "%s", se.message);
     }

@@ -17,7 +17,8 @@
     X(NAV_E_OFF_MESH, "point is not on the navmesh")                                               \
     X(NAV_E_CORRUPT, "corrupt serialized navmesh")                                                 \
     X(NAV_E_LIMIT, "a configured limit was exceeded")                                              \
-    X(NAV_E_NOT_FOUND, "not found")
+    X(NAV_E_NOT_FOUND, "not found")                                                                \
+    X(NAV_E_DEADLINE, "the caller's deadline was reached")
 
 typedef enum nav_status {
 #define NAV_STATUS_ENUM(name, text) name,

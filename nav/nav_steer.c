@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "nav/nav_internal.h"
 #include "nav/nav_steer.h"
@@ -395,6 +396,12 @@ static void grid_neighbours(nav_steer *s, uint32_t i, const nav_agent_in *in,
 
 /* ---- the tick ---- */
 
+static double steer_now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
 nav_status nav_step(nav_steer *s, const nav_mesh *m, nav_query *q, nav_cache *cache,
                     const nav_steer_params *params, const nav_agent_in *agents, uint32_t nagents,
                     const nav_obstacle *obstacles, uint32_t nobstacles, nav_agent_out *out,
@@ -468,8 +475,12 @@ nav_status nav_step(nav_steer *s, const nav_mesh *m, nav_query *q, nav_cache *ca
     s->inv_cell = 1.0f / cell;
     grid_build(s, obstacles, nobstacles);
 
-    /* Behaviour, avoidance, limits and move, per agent. */
+    /* Behaviour, avoidance, limits and move, per agent. The deadline is
+       read every 8 agents: a clock read costs ~20 ns, an agent's path
+       search up to milliseconds on a large mesh. */
     for (uint32_t i = 0; i < nagents; i++) {
+        if (params->deadline > 0 && (i & 7) == 0 && steer_now() > params->deadline)
+            return NAV_E_DEADLINE;
         if (!s->agents[i].ok)
             continue;
         grid_neighbours(s, i, agents, obstacles);

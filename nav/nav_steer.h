@@ -154,6 +154,10 @@ typedef struct nav_steer_params {
     float horizon;            /* s, > 0: look-ahead of avoidance; default 2 */
     float arrive_tolerance;   /* m, > 0: `arrived` distance; default 0.05 */
     uint64_t seed;            /* mixed into wander's hash; default 0 */
+    /* CLOCK_MONOTONIC seconds after which nav_step gives up with
+       NAV_E_DEADLINE (checked between agents, so a step overruns it by at
+       most one agent's path search); 0: none (default). */
+    double deadline;
 } nav_steer_params;
 
 void nav_steer_params_default(nav_steer_params *p);
@@ -224,9 +228,10 @@ nav_status nav_step_validate(const nav_steer_params *params, const nav_agent_in 
  * polygon) pair (nav_find_path_reuse, nav_cache.h), which the cache only
  * memoises, so a cold cache, a warm one or none (NULL) give identical bytes;
  * the cache only saves searches. Returns NAV_E_INVALID_ARG (err says which
- * agent / field), NAV_E_LIMIT when nagents or nobstacles exceed the scratch, else
- * NAV_OK; an agent whose position is not within params->extents of the mesh
- * gets NAV_E_OFF_MESH in its own slot and the others are answered.
+ * agent / field), NAV_E_LIMIT when nagents or nobstacles exceed the scratch,
+ * NAV_E_DEADLINE when params->deadline passed before every agent was
+ * steered (out is then not an answer), else NAV_OK; an agent whose position is not within
+ * params->extents of the mesh gets NAV_E_OFF_MESH in its own slot and the others are answered.
  */
 nav_status nav_step(nav_steer *s, const nav_mesh *m, nav_query *q, nav_cache *cache,
                     const nav_steer_params *params, const nav_agent_in *agents, uint32_t nagents,

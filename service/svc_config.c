@@ -72,6 +72,9 @@ static const svc_option options[] = {
     {"request-timeout", "NAVD_REQUEST_TIMEOUT", SVC_UINT, "60", 0, 86400, F(request_timeout),
      "seconds to deliver a request (headers and body) from connecting or the previous "
      "response; 0 = no limit"},
+    {"request-deadline-ms", "NAVD_REQUEST_DEADLINE_MS", SVC_UINT, "2000", 0, 3600000,
+     F(request_deadline_ms),
+     "ms a paths batch or a step may compute before it stops with 503 (0 = no deadline)"},
     {"connection-timeout", "NAVD_CONNECTION_TIMEOUT", SVC_UINT, "30", 1, 86400,
      F(connection_timeout), "seconds an idle connection is kept open"},
     {"max-connections", "NAVD_MAX_CONNECTIONS", SVC_UINT, "1024", 1, 1000000, F(max_connections),

@@ -33,6 +33,7 @@ typedef struct svc_config {
     uint64_t max_connections;
     uint64_t max_pending_writes;
     uint64_t max_connections_per_ip;
+    uint64_t request_deadline_ms;
     bool allow_open_writes;
     char log_level[16];
 } svc_config;

@@ -293,6 +293,91 @@ START_TEST(t_sigterm_with_partial_request) {
 }
 END_TEST
 
+/* A flat grid of n x n unit squares as upload JSON (malloc'd). */
+static char *grid_json(int n) {
+    size_t cap = (size_t)(n + 1) * (n + 1) * 32 + (size_t)n * n * 48 + 64, len = 0;
+    char *b = malloc(cap);
+    ck_assert_ptr_nonnull(b);
+    len += (size_t)snprintf(b + len, cap - len, "{\"vertices\":[");
+    for (int z = 0; z <= n; z++)
+        for (int x = 0; x <= n; x++)
+            len += (size_t)snprintf(b + len, cap - len, "%s[%d,0,%d]", x || z ? "," : "", x, z);
+    len += (size_t)snprintf(b + len, cap - len, "],\"polygons\":[");
+    for (int z = 0; z < n; z++)
+        for (int x = 0; x < n; x++) {
+            int a = z * (n + 1) + x;
+            len += (size_t)snprintf(b + len, cap - len, "%s[%d,%d,%d,%d]", x || z ? "," : "", a,
+                                    a + n + 1, a + n + 2, a + 1);
+        }
+    snprintf(b + len, cap - len, "]}");
+    return b;
+}
+
+/* A step or a batch whose work outgrows --request-deadline-ms stops there:
+   the step answers 503 naming the deadline at once (a 10,000-agent step
+   used to run for 20 s and hold a worker), the batch answers the slots it
+   finished and marks the rest. */
+START_TEST(t_request_deadline) {
+    th_server s;
+    const char *extra[] = {"--request-deadline-ms", "50", NULL};
+    ck_assert_int_eq(th_start(&s, NULL, extra), 0);
+    enum { N = 150, AGENTS = 3000, QUERIES = 1000 };
+    char *mesh = grid_json(N);
+    th_response r;
+    ck_assert_int_eq(th_json(s.port, "PUT", "/v1/navmeshes/grid", mesh, &r), 0);
+    ck_assert_int_eq(r.status, 201);
+    th_response_free(&r);
+    free(mesh);
+
+    /* Every agent seeks the far corner, with the cache off: one search each. */
+    size_t cap = (size_t)AGENTS * 200 + 64, len = 0;
+    char *body = malloc(cap);
+    len += (size_t)snprintf(body + len, cap - len, "{\"dt\":0.05,\"cache\":false,\"agents\":[");
+    for (int i = 0; i < AGENTS; i++)
+        len += (size_t)snprintf(body + len, cap - len,
+                                "%s{\"id\":\"a%d\",\"position\":[%d.5,0,%d.5],\"velocity\":[0,0,0],"
+                                "\"radius\":0.3,\"max_speed\":3,\"max_accel\":8,\"behavior\":"
+                                "\"seek\",\"target\":[%d.5,0,%d.5]}",
+                                i ? "," : "", i, i % 20, (i / 20) % 20, N - 1 - i % 7, N - 1);
+    snprintf(body + len, cap - len, "]}");
+    double t0 = now_s();
+    ck_assert_int_eq(th_json(s.port, "POST", "/v1/navmeshes/grid/step", body, &r), 0);
+    double dt = now_s() - t0;
+    printf("hardening: a %d-agent step past a 50 ms deadline answered %d in %.0f ms\n", AGENTS,
+           r.status, dt * 1e3);
+    ck_assert_msg(r.status == 503 && strstr(r.body, "\"unavailable\"") &&
+                      strstr(r.body, "deadline"),
+                  "%d %.200s", r.status, r.body);
+    th_response_free(&r);
+    free(body);
+
+    cap = (size_t)QUERIES * 96 + 64;
+    len = 0;
+    body = malloc(cap);
+    len += (size_t)snprintf(body + len, cap - len, "{\"cache\":false,\"queries\":[");
+    for (int i = 0; i < QUERIES; i++)
+        len += (size_t)snprintf(body + len, cap - len,
+                                "%s{\"start\":[0.5,0,%d.5],\"end\":[%d.5,0,%d.5]}", i ? "," : "",
+                                i % N, N - 1, N - 1 - i % N);
+    snprintf(body + len, cap - len, "]}");
+    ck_assert_int_eq(th_json(s.port, "POST", "/v1/navmeshes/grid/paths", body, &r), 0);
+    ck_assert_int_eq(r.status, 200);
+    /* The first slot ran; the last one was marked. */
+    const char *first = strstr(r.body, "{\"results\":[{");
+    ck_assert_ptr_nonnull(first);
+    ck_assert_msg(strncmp(first + 13, "\"status\"", 8) == 0 ||
+                      strstr(first, "\"corners\"") < strstr(first, "},{"),
+                  "%.200s", first);
+    const char *last = strstr(r.body, "queries[999] was not run");
+    ck_assert_msg(last != NULL, "the last slot was answered within 50 ms? %.200s",
+                  r.body + (r.body_len > 200 ? r.body_len - 200 : 0));
+    th_response_free(&r);
+    free(body);
+    th_stop(&s);
+    th_cleanup(&s);
+}
+END_TEST
+
 Suite *hardening_suite(void) {
     Suite *s = suite_create("hardening");
     TCase *t = tcase_create("hostile");
@@ -303,6 +388,7 @@ Suite *hardening_suite(void) {
     tcase_add_test(t, t_loopback_writes_work);
     tcase_add_test(t, t_idle_flood_one_address);
     tcase_add_test(t, t_sigterm_with_partial_request);
+    tcase_add_test(t, t_request_deadline);
     suite_add_tcase(s, t);
     return s;
 }
