@@ -23,10 +23,11 @@
 
 /* Route flags checked by the dispatcher. */
 enum {
-    API_R_AUTH = 1u << 0, /* write route: needs the API key when one is configured */
-    API_R_JSON = 1u << 1, /* body required, application/json */
-    API_R_MESH = 1u << 2, /* body required, application/json, model/obj or text/plain */
-    API_R_WRITE = 1u << 3 /* runs on the writer thread, off the HTTP workers (api_server.c) */
+    API_R_AUTH = 1u << 0,  /* write route: needs the API key when one is configured */
+    API_R_JSON = 1u << 1,  /* body required, application/json */
+    API_R_MESH = 1u << 2,  /* body required, application/json, model/obj or text/plain */
+    API_R_WRITE = 1u << 3, /* runs on the writer thread, off the HTTP workers (api_server.c) */
+    API_R_POOL = 1u << 4   /* work grows with the request: runs on the query pool (api_server.c) */
 };
 
 typedef enum api_route_id {

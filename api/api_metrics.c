@@ -31,7 +31,8 @@
  * "other", never out of bounds.
  */
 #define STATUS_LIST(X)                                                                             \
-    X(200) X(201) X(204) X(304) X(400) X(401) X(404) X(405) X(413) X(415) X(422) X(500) X(503)
+    X(200)                                                                                         \
+    X(201) X(204) X(304) X(400) X(401) X(403) X(404) X(405) X(413) X(415) X(422) X(500) X(503)
 
 enum {
 #define STATUS_ENUM(code) ST_##code,

@@ -4,7 +4,8 @@
  * One row per (method, path pattern): the route's id, its handler and the
  * flags the dispatcher checks before the handler runs (see api_internal.h:
  * API_R_AUTH write route, API_R_JSON / API_R_MESH body content types,
- * API_R_WRITE run on the writer thread instead of the HTTP worker).
+ * API_R_WRITE run on the writer thread instead of the HTTP worker, API_R_POOL
+ * on the query pool: the routes whose work grows with the request).
  * A pattern segment "{name}" matches one path segment, validated as a
  * navmesh name before the handler runs (400 bad_request otherwise).
  *
@@ -24,17 +25,17 @@
     X(HEALTH, "GET", "/health", api_h_health, 0)                                                   \
     X(METRICS, "GET", "/metrics", api_h_metrics, 0)                                                \
     X(MESH_LIST, "GET", "/v1/navmeshes", api_h_mesh_list, 0)                                       \
-    X(MESH_GET, "GET", "/v1/navmeshes/{name}", api_h_mesh_get, 0)                                  \
+    X(MESH_GET, "GET", "/v1/navmeshes/{name}", api_h_mesh_get, API_R_POOL)                         \
     X(MESH_PUT, "PUT", "/v1/navmeshes/{name}", api_h_mesh_put,                                     \
       API_R_AUTH | API_R_MESH | API_R_WRITE)                                                       \
     X(MESH_DELETE, "DELETE", "/v1/navmeshes/{name}", api_h_mesh_delete, API_R_AUTH | API_R_WRITE)  \
     X(PATH, "POST", "/v1/navmeshes/{name}/path", api_h_path, API_R_JSON)                           \
     X(PATH_GET, "GET", "/v1/navmeshes/{name}/path", api_h_path_get, 0)                             \
-    X(PATHS, "POST", "/v1/navmeshes/{name}/paths", api_h_paths, API_R_JSON)                        \
+    X(PATHS, "POST", "/v1/navmeshes/{name}/paths", api_h_paths, API_R_JSON | API_R_POOL)           \
     X(NEAREST, "POST", "/v1/navmeshes/{name}/nearest", api_h_nearest, API_R_JSON)                  \
     X(RAYCAST, "POST", "/v1/navmeshes/{name}/raycast", api_h_raycast, API_R_JSON)                  \
     X(REACHABLE, "POST", "/v1/navmeshes/{name}/reachable", api_h_reachable, API_R_JSON)            \
-    X(STEP, "POST", "/v1/navmeshes/{name}/step", api_h_step, API_R_JSON)                           \
+    X(STEP, "POST", "/v1/navmeshes/{name}/step", api_h_step, API_R_JSON | API_R_POOL)              \
     /* further routes go above this line */
 
 #endif

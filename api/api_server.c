@@ -15,7 +15,7 @@
  * 3. Last call: run the handler, which replies once. A write route
  *    (API_R_WRITE: PUT and DELETE of a navmesh) is not run here: the
  *    connection is suspended and the request handed to the writer thread
- *    (see writer_main), so that a long build and an fsync never hold up the
+ *    (see pool_main), so that a long build and an fsync never hold up the
  *    other connections this worker serves.
  * 4. Completion callback: one log line, the metrics, free api_req.
  */
@@ -72,15 +72,31 @@ struct api_server {
     pthread_t reaper;
     int reaper_running, reaper_stop;
 
-    /* The writer thread and its queue (see writer_main), guarded by wq_lock. */
-    pthread_mutex_t wq_lock;
-    pthread_cond_t wq_wake;
-    struct api_req *wq_head, *wq_tail; /* handed over, not yet started */
-    unsigned wq_pending;               /* admitted and not finished: queued + running */
-    unsigned wq_max;                   /* --max-pending-writes */
-    int wq_stop;                       /* no more admissions; exit once wq_pending is 0 */
-    pthread_t writer;
+    /* Handlers that run off the HTTP workers (see pool_main): the writer
+       (one thread, navmesh PUT/DELETE) and the query pool (--threads
+       threads, the routes whose work grows with the request: step, paths,
+       a mesh export). */
+    struct api_pool *writes, *queries;
 };
+
+/*
+ * A queue of suspended requests and the threads that run their handlers.
+ * Guarded by lock: head/tail/pending/stop and each queued request's
+ * job_done.
+ */
+typedef struct api_pool {
+    api_server *srv;
+    const char *what; /* for refusals: "navmesh writes", "heavy queries" */
+    const char *flag; /* the option that sets max */
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    struct api_req *head, *tail; /* handed over, not yet started */
+    unsigned pending;            /* admitted and not finished: queued + running */
+    unsigned max;                /* admission limit (503 beyond) */
+    int stop;                    /* no more admissions; exit once pending is 0 */
+    unsigned nthreads;
+    pthread_t threads[];
+} api_pool;
 
 /*
  * Every open connection, for the request deadline. libmicrohttpd's own
@@ -121,13 +137,13 @@ struct api_req {
     size_t resp_bytes;
     struct timespec t0;
 
-    /* A write route's trip through the writer thread. The worker sets
-       on_writer before suspending; the writer runs the handler, leaves the
-       response in `deferred` and sets write_done (under wq_lock) before
-       resuming; the worker, called again after the resume, queues it. */
-    struct api_req *wq_next;
-    int on_writer;
-    int write_done;
+    /* A trip through a pool (the writer or the query pool). The worker
+       sets pool before suspending; a pool thread runs the handler, leaves
+       the response in `deferred` and sets job_done (under the pool's lock)
+       before resuming; the worker, called again after the resume, queues it. */
+    struct api_req *job_next;
+    struct api_pool *pool;
+    int job_done;
     struct MHD_Response *deferred;
     double queued_s; /* admitted (mono_now) until the writer took it, for the access log */
     double deadline; /* see api_req_deadline; set as the handler starts */
@@ -239,9 +255,10 @@ unsigned api_req_in_flight(const api_req *r) {
 }
 
 unsigned api_req_writes_pending(const api_req *r) {
-    pthread_mutex_lock(&r->srv->wq_lock);
-    unsigned n = r->srv->wq_pending;
-    pthread_mutex_unlock(&r->srv->wq_lock);
+    api_pool *p = r->srv->writes;
+    pthread_mutex_lock(&p->lock);
+    unsigned n = p->pending;
+    pthread_mutex_unlock(&p->lock);
     return n;
 }
 
@@ -271,13 +288,13 @@ api_entry *api_req_mesh(api_req *r) {
 /* ---- replies ---- */
 
 /*
- * Hands a finished response to libmicrohttpd. On the writer thread the
+ * Hands a finished response to libmicrohttpd. On a pool thread the
  * connection is suspended and belongs to its worker, so the response is
- * kept for the worker to queue after the resume (finish_write): MHD is
- * only ever driven from the connection's own thread.
+ * kept for the worker to queue after the resume (finish_job): MHD is only
+ * ever driven from the connection's own thread.
  */
 static void submit(api_req *r, struct MHD_Response *resp) {
-    if (r->on_writer) {
+    if (r->pool) {
         r->deferred = resp;
         return;
     }
@@ -642,104 +659,121 @@ static int append_body(api_req *r, const char *data, size_t n) {
     return 0;
 }
 
-/* ---- the writer thread ---- */
+/* ---- the pools: the writer and the query pool ---- */
+
+/* Runs a matched request's handler: its compute budget starts here, so a
+   slow upload or a wait in a pool's queue does not use it up. */
+static void run_handler(api_req *r) {
+    if (r->srv->cfg->request_deadline_ms)
+        r->deadline = mono_now() + r->srv->cfg->request_deadline_ms / 1000.0;
+    routes[r->route].handler(r);
+    if (!r->replied)
+        api_reply_fail(r, API_E_INTERNAL, "the request could not be answered");
+}
 
 /*
- * Runs the write routes (navmesh PUT and DELETE) one at a time: parse,
- * build, store with its fsync, swap, exactly as a worker would, but off the
- * workers. libmicrohttpd pins each connection to one worker, so a write
- * run there would stall every keep-alive connection of that worker for the
- * build and the fsync. One thread is also the order the store wants:
- * SQLite takes one writer at a time anyway.
+ * A pool thread: runs queued handlers with the connection suspended.
  *
- * On stop (wq_stop) it keeps going until every admitted write has been
- * answered, so that no connection stays suspended: libmicrohttpd must not
- * be stopped with one.
+ * The writer (one thread) runs the write routes (navmesh PUT and DELETE)
+ * one at a time: parse, build, store with its fsync, swap, exactly as a
+ * worker would, but off the workers. libmicrohttpd pins each connection to
+ * one worker, so a write run there would stall every keep-alive connection
+ * of that worker for the build and the fsync. One thread is also the order
+ * the store wants: SQLite takes one writer at a time anyway.
+ *
+ * The query pool (--threads threads) runs the routes whose work grows with
+ * the request (step, paths, a mesh export), for the same reason: with them
+ * off the workers, /health and /metrics answer at once even while every
+ * query thread runs a maximal request (a lane of their own), and a slow
+ * batch never holds up the other connections of its worker.
+ *
+ * On stop it keeps going until every admitted job has been answered, so
+ * that no connection stays suspended: libmicrohttpd must not be stopped
+ * with one.
  */
-static void *writer_main(void *arg) {
-    api_server *srv = arg;
-    pthread_mutex_lock(&srv->wq_lock);
+static void *pool_main(void *arg) {
+    api_pool *pool = arg;
+    pthread_mutex_lock(&pool->lock);
     for (;;) {
-        while (!srv->wq_head && !(srv->wq_stop && srv->wq_pending == 0))
-            pthread_cond_wait(&srv->wq_wake, &srv->wq_lock);
-        api_req *r = srv->wq_head;
+        while (!pool->head && !(pool->stop && pool->pending == 0))
+            pthread_cond_wait(&pool->wake, &pool->lock);
+        api_req *r = pool->head;
         if (!r)
             break; /* stopping and nothing left */
-        srv->wq_head = r->wq_next;
-        if (!srv->wq_head)
-            srv->wq_tail = NULL;
-        pthread_mutex_unlock(&srv->wq_lock);
+        pool->head = r->job_next;
+        if (!pool->head)
+            pool->tail = NULL;
+        pthread_mutex_unlock(&pool->lock);
 
         r->queued_s = mono_now() - r->queued_s;
-        routes[r->route].handler(r);
-        if (!r->replied)
-            api_reply_fail(r, API_E_INTERNAL, "the request could not be answered");
+        run_handler(r);
         struct MHD_Connection *conn = r->conn;
 
-        pthread_mutex_lock(&srv->wq_lock);
-        r->write_done = 1;
-        srv->wq_pending--;
-        pthread_mutex_unlock(&srv->wq_lock);
+        pthread_mutex_lock(&pool->lock);
+        r->job_done = 1;
+        pool->pending--;
+        pthread_mutex_unlock(&pool->lock);
         /* r belongs to the worker again from here: it may be freed any time. */
         MHD_resume_connection(conn);
-        pthread_mutex_lock(&srv->wq_lock);
+        pthread_mutex_lock(&pool->lock);
     }
-    pthread_mutex_unlock(&srv->wq_lock);
+    /* Wake the pool's other threads: they exit too once nothing is left. */
+    pthread_cond_broadcast(&pool->wake);
+    pthread_mutex_unlock(&pool->lock);
     return NULL;
 }
 
 /*
- * The last call of a write route: admit it (bounded by --max-pending-writes,
- * 503 beyond or while stopping), suspend the connection and queue the job.
- * Admission and queueing are two steps so that MHD_suspend_connection runs
- * without wq_lock held (no lock order between ours and libmicrohttpd's);
- * the writer does not exit while an admitted job is still to come.
+ * Admits a job (reserve = 1) or only tells whether it would be admitted
+ * now; on refusal answers r with the 503 and returns 0. Admission and
+ * queueing are two steps so that MHD_suspend_connection runs without the
+ * pool's lock held (no lock order between ours and libmicrohttpd's); the
+ * pool does not exit while an admitted job is still to come.
  */
-/* Admits a write (reserve = 1) or only tells whether it would be admitted
-   now; on refusal answers r with the 503 and returns 0. */
-static int writer_admit(api_server *srv, api_req *r, int reserve) {
-    pthread_mutex_lock(&srv->wq_lock);
-    int stopping = srv->wq_stop, full = srv->wq_pending >= srv->wq_max;
+static int pool_admit(api_pool *pool, api_req *r, int reserve) {
+    pthread_mutex_lock(&pool->lock);
+    int stopping = pool->stop, full = pool->pending >= pool->max;
     if (reserve && !stopping && !full)
-        srv->wq_pending++;
-    pthread_mutex_unlock(&srv->wq_lock);
+        pool->pending++;
+    pthread_mutex_unlock(&pool->lock);
     if (stopping) {
         api_reply_fail(r, API_E_UNAVAILABLE, "the service is shutting down; retry");
         return 0;
     }
     if (full) {
         api_reply_fail(r, API_E_UNAVAILABLE,
-                       "too many navmesh writes are waiting (the limit is %u); retry later",
-                       srv->wq_max);
+                       "too many %s are waiting (the limit is %u, %s); retry later", pool->what,
+                       pool->max, pool->flag);
         return 0;
     }
     return 1;
 }
 
-static void hand_to_writer(api_server *srv, api_req *r) {
-    if (!writer_admit(srv, r, 1))
+static void hand_to_pool(api_pool *pool, api_req *r) {
+    if (!pool_admit(pool, r, 1))
         return;
-    r->on_writer = 1;
-    r->queued_s = mono_now(); /* the writer turns it into the wait */
+    r->pool = pool;
+    r->queued_s = mono_now(); /* the pool thread turns it into the wait */
     MHD_suspend_connection(r->conn);
-    pthread_mutex_lock(&srv->wq_lock);
-    if (srv->wq_tail)
-        srv->wq_tail->wq_next = r;
+    pthread_mutex_lock(&pool->lock);
+    if (pool->tail)
+        pool->tail->job_next = r;
     else
-        srv->wq_head = r;
-    srv->wq_tail = r;
-    pthread_cond_signal(&srv->wq_wake);
-    pthread_mutex_unlock(&srv->wq_lock);
+        pool->head = r;
+    pool->tail = r;
+    pthread_cond_signal(&pool->wake);
+    pthread_mutex_unlock(&pool->lock);
 }
 
-/* The call after the writer resumed the connection: queue its response. */
-static enum MHD_Result finish_write(api_server *srv, api_req *r) {
-    pthread_mutex_lock(&srv->wq_lock); /* pairs with the writer's: its writes to r are visible */
-    int done = r->write_done;
-    pthread_mutex_unlock(&srv->wq_lock);
+/* The call after a pool thread resumed the connection: queue its response. */
+static enum MHD_Result finish_job(api_req *r) {
+    api_pool *pool = r->pool;
+    pthread_mutex_lock(&pool->lock); /* pairs with the pool's: its writes to r are visible */
+    int done = r->job_done;
+    pthread_mutex_unlock(&pool->lock);
     if (!done)
         return MHD_YES; /* not expected: a suspended connection is not called */
-    r->on_writer = 0;
+    r->pool = NULL;
     struct MHD_Response *resp = r->deferred;
     r->deferred = NULL;
     if (!resp)
@@ -747,6 +781,47 @@ static enum MHD_Result finish_write(api_server *srv, api_req *r) {
     MHD_queue_response(r->conn, r->status, resp);
     MHD_destroy_response(resp);
     return MHD_YES;
+}
+
+/* Starts a pool of n threads; NULL on failure. */
+static api_pool *pool_start(api_server *srv, unsigned n, unsigned max, const char *what,
+                            const char *flag) {
+    api_pool *pool = calloc(1, sizeof *pool + n * sizeof pool->threads[0]);
+    if (!pool)
+        return NULL;
+    pool->srv = srv;
+    pool->what = what;
+    pool->flag = flag;
+    pool->max = max;
+    pthread_mutex_init(&pool->lock, NULL);
+    pthread_cond_init(&pool->wake, NULL);
+    for (unsigned i = 0; i < n; i++) {
+        if (pthread_create(&pool->threads[i], NULL, pool_main, pool) != 0)
+            break;
+        pool->nthreads++;
+    }
+    if (pool->nthreads == 0) {
+        pthread_mutex_destroy(&pool->lock);
+        pthread_cond_destroy(&pool->wake);
+        free(pool);
+        return NULL;
+    }
+    return pool;
+}
+
+/* Lets the pool answer every admitted job, then joins and frees it. */
+static void pool_stop(api_pool *pool) {
+    if (!pool)
+        return;
+    pthread_mutex_lock(&pool->lock);
+    pool->stop = 1;
+    pthread_cond_broadcast(&pool->wake);
+    pthread_mutex_unlock(&pool->lock);
+    for (unsigned i = 0; i < pool->nthreads; i++)
+        pthread_join(pool->threads[i], NULL);
+    pthread_mutex_destroy(&pool->lock);
+    pthread_cond_destroy(&pool->wake);
+    free(pool);
 }
 
 /*
@@ -806,14 +881,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
             /* A write that would be refused now (queue full, stopping) is
                refused before its body is read: a client uploading a big mesh
                learns at once (with Expect: 100-continue, before sending it).
-               Admission proper is still at the last call (hand_to_writer): a
+               Admission proper is still at the last call (hand_to_pool): a
                write let in here may be refused there if the queue filled. */
-            writer_admit(srv, r, 0);
+            pool_admit(srv->writes, r, 0);
         }
         return MHD_YES;
     }
-    if (r->on_writer)
-        return finish_write(srv, r);
+    if (r->pool)
+        return finish_job(r);
     if (*upload_data_size) {
         unsigned tmo = srv->cfg->request_timeout;
         if (tmo && elapsed_s(&r->t0) > tmo) {
@@ -838,16 +913,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         return MHD_YES;
     }
     track_set(srv, r->track, 1); /* a slow handler (a big upload's build) is not cut */
-    /* The compute budget starts with the handler: a slow upload does not use it up. */
-    if (srv->cfg->request_deadline_ms)
-        r->deadline = mono_now() + srv->cfg->request_deadline_ms / 1000.0;
-    if (routes[r->route].flags & API_R_WRITE) {
-        hand_to_writer(srv, r);
+    if (routes[r->route].flags & (API_R_WRITE | API_R_POOL)) {
+        hand_to_pool((routes[r->route].flags & API_R_WRITE) ? srv->writes : srv->queries, r);
         return MHD_YES;
     }
-    routes[r->route].handler(r);
-    if (!r->replied)
-        api_reply_fail(r, API_E_INTERNAL, "the request could not be answered");
+    run_handler(r);
     return MHD_YES;
 }
 
@@ -868,10 +938,11 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     /* a write's latency includes its wait for the writer thread: say how much */
     char queued[48] = "";
     if (r->route < API_ROUTE_COUNT && (routes[r->route].flags & API_R_WRITE)) {
-        pthread_mutex_lock(&srv->wq_lock); /* pairs with the writer's, as in finish_write */
-        if (r->write_done)
+        api_pool *w = srv->writes;
+        pthread_mutex_lock(&w->lock); /* pairs with the writer's, as in finish_job */
+        if (r->job_done)
             snprintf(queued, sizeof queued, " (%.3fms waiting for the writer)", r->queued_s * 1e3);
-        pthread_mutex_unlock(&srv->wq_lock);
+        pthread_mutex_unlock(&w->lock);
     }
     if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
         api_log(API_LOG_INFO, "%s %s %u %.3fms %zuB%s", r->method, r->path, r->status, s * 1e3,
@@ -911,20 +982,17 @@ static void on_mhd_panic(void *cls, const char *file, unsigned int line, const c
     abort();
 }
 
-/* Lets the writer answer every admitted write, then joins it. */
-static void writer_stop(api_server *s) {
-    pthread_mutex_lock(&s->wq_lock);
-    s->wq_stop = 1;
-    pthread_cond_signal(&s->wq_wake);
-    pthread_mutex_unlock(&s->wq_lock);
-    pthread_join(s->writer, NULL);
+/* Stops both pools (each answers every job it admitted first). */
+static void pools_stop(api_server *s) {
+    pool_stop(s->queries);
+    s->queries = NULL;
+    pool_stop(s->writes);
+    s->writes = NULL;
 }
 
 static void server_free(api_server *s) {
     pthread_mutex_destroy(&s->track_lock);
     pthread_cond_destroy(&s->track_wake);
-    pthread_mutex_destroy(&s->wq_lock);
-    pthread_cond_destroy(&s->wq_wake);
     free(s);
 }
 
@@ -943,7 +1011,7 @@ api_server *api_server_start(const api_config *cfg, api_registry *reg, char *err
        poll() costs little at a game server's handful of keep-alive clients. */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG |
                      MHD_USE_ITC |             /* MHD_quiesce_daemon needs it with a thread pool */
-                     MHD_ALLOW_SUSPEND_RESUME; /* write routes wait on the writer thread */
+                     MHD_ALLOW_SUSPEND_RESUME; /* writes and heavy queries run on pools */
     memset(&sin, 0, sizeof sin);
     memset(&sin6, 0, sizeof sin6);
     if (inet_pton(AF_INET, cfg->bind, &sin.sin_addr) == 1) {
@@ -966,19 +1034,24 @@ api_server *api_server_start(const api_config *cfg, api_registry *reg, char *err
     }
     s->cfg = cfg;
     s->reg = reg;
-    s->wq_max = cfg->max_pending_writes ? cfg->max_pending_writes : 64;
     pthread_mutex_init(&s->track_lock, NULL);
     pthread_cond_init(&s->track_wake, NULL);
-    pthread_mutex_init(&s->wq_lock, NULL);
-    pthread_cond_init(&s->wq_wake, NULL);
     if (api_query_init(cfg) != 0) {
         snprintf(err, errlen, "the query module could not start (out of memory)");
         server_free(s);
         return NULL;
     }
-    /* The writer exists before the first request can be accepted. */
-    if (pthread_create(&s->writer, NULL, writer_main, s) != 0) {
-        snprintf(err, errlen, "the writer thread could not start");
+    /* The pools exist before the first request can be accepted. Heavy
+       queries are admitted up to the connection limit: every connection may
+       have one in flight, and the deadline bounds each. */
+    s->writes = pool_start(s, 1, cfg->max_pending_writes ? cfg->max_pending_writes : 64,
+                           "navmesh writes", "--max-pending-writes");
+    s->queries = pool_start(s, cfg->threads ? cfg->threads : 1,
+                            cfg->max_connections ? cfg->max_connections : 1024, "heavy queries",
+                            "--max-connections");
+    if (!s->writes || !s->queries) {
+        snprintf(err, errlen, "the writer or query threads could not start");
+        pools_stop(s);
         api_query_shutdown();
         server_free(s);
         return NULL;
@@ -1008,7 +1081,7 @@ api_server *api_server_start(const api_config *cfg, api_registry *reg, char *err
     if (!s->daemon) {
         snprintf(err, errlen, "cannot listen on %s:%u (address in use or not permitted)", cfg->bind,
                  (unsigned)cfg->port);
-        writer_stop(s);
+        pools_stop(s);
         api_query_shutdown();
         server_free(s);
         return NULL;
@@ -1041,7 +1114,7 @@ void api_server_stop(api_server *s) {
        promise 5 s; what is still unfinished then is cut by MHD_stop_daemon. */
     for (int i = 0; i < 300 && atomic_load(&s->in_flight) > 0; i++)
         usleep(10 * 1000);
-    writer_stop(s);
+    pools_stop(s);
     MHD_stop_daemon(s->daemon);
     if (lsock != MHD_INVALID_SOCKET)
         close(lsock);

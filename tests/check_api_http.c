@@ -1187,8 +1187,8 @@ static int navd_threads(pid_t pid) {
     return n;
 }
 
-/* --threads N runs N HTTP worker threads: navd with 5 has 4 threads more
-   than navd with 1 (everything else alike). */
+/* --threads N runs N HTTP worker threads and N query-pool threads: navd
+   with 5 has 8 threads more than navd with 1 (everything else alike). */
 START_TEST(thread_pool_size) {
     int count[2];
     const char *n[2] = {"1", "5"};
@@ -1203,7 +1203,7 @@ START_TEST(thread_pool_size) {
         printf("api_http: /proc unavailable, thread pool size not checked\n");
         return;
     }
-    ck_assert_msg(count[1] - count[0] == 4, "threads: %d with --threads 1, %d with --threads 5",
+    ck_assert_msg(count[1] - count[0] == 8, "threads: %d with --threads 1, %d with --threads 5",
                   count[0], count[1]);
 }
 END_TEST
