@@ -22,7 +22,9 @@ typedef struct api_config {
     uint16_t port;               /* 0: an ephemeral port (read it back with api_server_port) */
     unsigned threads;            /* worker threads (>= 1) */
     const char *api_key;         /* NULL or "": writes need no key */
-    size_t max_body;             /* request body limit (413 beyond) */
+    size_t max_body;             /* upload (navmesh PUT) body limit (413 beyond) */
+    size_t max_query_body;       /* query body limit (413 beyond); 0: max_body */
+    size_t max_body_memory;      /* bodies held at once by all requests (503 beyond); 0: none */
     unsigned max_batch;          /* queries per POST .../paths */
     unsigned max_agents;         /* agents per POST .../step */
     unsigned max_nodes;          /* search node pool per worker thread = hard cap of max_nodes */

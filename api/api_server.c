@@ -63,7 +63,8 @@ struct api_server {
     const api_config *cfg;
     api_registry *reg;
     uint16_t port;
-    atomic_uint in_flight; /* requests between their first call and completion */
+    atomic_uint in_flight;    /* requests between their first call and completion */
+    atomic_size_t body_bytes; /* request bodies held now (reserved), for --max-body-memory */
 
     /* --request-timeout reaper (see conn_track). */
     pthread_mutex_t track_lock;
@@ -126,7 +127,10 @@ struct api_req {
     api_body_type body_type;
     char *body;
     size_t body_len, body_cap;
+    size_t body_limit; /* this route's: --max-body for uploads, --max-query-body otherwise */
+    size_t reserved;   /* bytes counted in srv->body_bytes for this request */
     int too_large;
+    int no_memory; /* --max-body-memory was reached while its body grew */
     int replied;
     int started;     /* the first call's checks ran */
     int nul_in_url;  /* the raw URL held %00 (libmicrohttpd decodes it and cuts the path there) */
@@ -522,6 +526,23 @@ int api_peer_is_loopback(const struct sockaddr *sa) {
     return 0;
 }
 
+/* Counts n more bytes of this request's body against --max-body-memory;
+   0 (and nothing counted) when that would pass the budget. */
+static int body_reserve(api_req *r, size_t n) {
+    size_t budget = r->srv->cfg->max_body_memory;
+    if (budget) {
+        size_t cur = atomic_load(&r->srv->body_bytes);
+        do {
+            if (cur + n > budget || cur + n < cur)
+                return 0;
+        } while (!atomic_compare_exchange_weak(&r->srv->body_bytes, &cur, cur + n));
+    } else {
+        atomic_fetch_add(&r->srv->body_bytes, n);
+    }
+    r->reserved += n;
+    return 1;
+}
+
 static int precheck(api_req *r, const char *url, const char *method, const char *version) {
     api_err *e = &r->pending;
     const api_config *cfg = r->srv->cfg;
@@ -605,17 +626,32 @@ matched:;
                          : "the body must be application/json");
             return -1;
         }
+        /* Uploads may be large meshes; a query never needs more than a few
+           MiB (1,000 path queries are about 0.1 MB). */
+        r->body_limit =
+            (rt->flags & API_R_MESH) || !cfg->max_query_body ? cfg->max_body : cfg->max_query_body;
         const char *cl =
             MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         if (cl) {
             char *end;
             unsigned long long n = strtoull(cl, &end, 10);
-            if (n > cfg->max_body) {
+            if (n > r->body_limit) {
                 api_fail(e, API_E_PAYLOAD_TOO_LARGE,
-                         "the body is %llu bytes, over the limit of %zu bytes", n, cfg->max_body);
+                         "the body is %llu bytes, over the limit of %zu bytes (%s)", n,
+                         r->body_limit,
+                         r->body_limit == cfg->max_body ? "--max-body" : "--max-query-body");
                 return -1;
             }
-            /* Reserve what was announced (bounded by max_body) to avoid regrowing. */
+            /* The announced size is counted against --max-body-memory before
+               a byte is read: 30 clients announcing 60 MiB bodies once held
+               1.86 GB. Then it is allocated at once, to avoid regrowing. */
+            if (n > 0 && !body_reserve(r, (size_t)n + 1)) {
+                api_fail(e, API_E_UNAVAILABLE,
+                         "the service is holding its limit of request bodies (%zu bytes, "
+                         "--max-body-memory); retry",
+                         cfg->max_body_memory);
+                return -1;
+            }
             if (n > 0) {
                 r->body = malloc((size_t)n + 1);
                 r->body_cap = r->body ? (size_t)n + 1 : 0;
@@ -635,9 +671,10 @@ static int body_pending(struct MHD_Connection *conn) {
 }
 
 static int append_body(api_req *r, const char *data, size_t n) {
-    size_t max = r->srv->cfg->max_body;
-    if (r->too_large || r->body_len + n > max) {
-        r->too_large = 1;
+    size_t max = r->body_limit ? r->body_limit : r->srv->cfg->max_body;
+    if (r->too_large || r->no_memory || r->body_len + n > max) {
+        if (!r->no_memory)
+            r->too_large = 1;
         free(r->body);
         r->body = NULL;
         r->body_len = r->body_cap = 0;
@@ -647,6 +684,14 @@ static int append_body(api_req *r, const char *data, size_t n) {
         size_t cap = r->body_cap ? r->body_cap : 4096;
         while (cap < r->body_len + n + 1)
             cap *= 2;
+        /* A body without Content-Length (chunked) counts as it grows. */
+        if (cap > r->reserved && !body_reserve(r, cap - r->reserved)) {
+            r->no_memory = 1;
+            free(r->body);
+            r->body = NULL;
+            r->body_len = r->body_cap = 0;
+            return 0;
+        }
         char *b = realloc(r->body, cap);
         if (!b)
             return -1;
@@ -909,7 +954,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     }
     if (r->too_large) {
         api_reply_fail(r, API_E_PAYLOAD_TOO_LARGE, "the body is over the limit of %zu bytes",
-                       srv->cfg->max_body);
+                       r->body_limit ? r->body_limit : srv->cfg->max_body);
+        return MHD_YES;
+    }
+    if (r->no_memory) {
+        api_reply_fail(r, API_E_UNAVAILABLE,
+                       "the service is holding its limit of request bodies (%zu bytes, "
+                       "--max-body-memory); retry",
+                       srv->cfg->max_body_memory);
         return MHD_YES;
     }
     track_set(srv, r->track, 1); /* a slow handler (a big upload's build) is not cut */
@@ -954,6 +1006,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     if (r->deferred) /* resumed, then closed before it was called again (daemon stopping) */
         MHD_destroy_response(r->deferred);
     free(r->body);
+    if (r->reserved)
+        atomic_fetch_sub(&srv->body_bytes, r->reserved);
     free(r);
     atomic_fetch_sub(&srv->in_flight, 1);
 }

@@ -75,6 +75,8 @@ static void to_api_config(const svc_config *c, api_config *a) {
     a->threads = (unsigned)c->threads;
     a->api_key = c->api_key[0] ? c->api_key : NULL;
     a->max_body = (size_t)c->max_body;
+    a->max_query_body = (size_t)c->max_query_body;
+    a->max_body_memory = (size_t)c->max_body_memory;
     a->max_batch = (unsigned)c->max_batch;
     a->max_agents = (unsigned)c->max_agents;
     a->max_nodes = (unsigned)c->max_nodes;

@@ -465,6 +465,105 @@ START_TEST(t_health_lane) {
 }
 END_TEST
 
+/* Query bodies have their own, smaller limit (--max-query-body), refused
+   from Content-Length before a byte is read; uploads keep --max-body. */
+START_TEST(t_query_body_limit) {
+    th_server s;
+    const char *extra[] = {"--max-query-body", "8K", "--max-body", "1M", "--demo", NULL};
+    ck_assert_int_eq(th_start(&s, NULL, extra), 0);
+    char body[4096];
+    /* Only the head is sent: the answer must not wait for 10 KB. */
+    static const char head[] = "POST /v1/navmeshes/demo/path HTTP/1.1\r\nHost: x\r\n"
+                               "Content-Type: application/json\r\nContent-Length: 10240\r\n\r\n";
+    ck_assert_int_eq(raw_status(s.port, head, sizeof head - 1, body, sizeof body), 413);
+    ck_assert_msg(strstr(body, "--max-query-body"), "%s", body);
+    /* A 10 KB upload is fine: uploads are held to --max-body (1 MiB here). */
+    char *mesh = grid_json(24);
+    ck_assert_int_gt((int)strlen(mesh), 8192);
+    th_response r;
+    ck_assert_int_eq(th_json(s.port, "PUT", "/v1/navmeshes/g", mesh, &r), 0);
+    ck_assert_int_eq(r.status, 201);
+    th_response_free(&r);
+    free(mesh);
+    th_stop(&s);
+    th_cleanup(&s);
+}
+END_TEST
+
+/* The bodies of all requests in flight share --max-body-memory: while one
+   client holds a 900 KB upload half-sent, a second 200 KB upload is refused
+   with 503 before its body is read, and accepted once the first is done. */
+START_TEST(t_body_memory_budget) {
+    th_server s;
+    const char *extra[] = {"--max-body-memory", "1M", "--max-body", "4M", NULL};
+    ck_assert_int_eq(th_start(&s, NULL, extra), 0);
+    int a = connect_from("127.0.0.1", s.port);
+    ck_assert_int_ge(a, 0);
+    static const char head_a[] =
+        "PUT /v1/navmeshes/big HTTP/1.1\r\nHost: x\r\n"
+        "Content-Type: application/json\r\nContent-Length: 921600\r\n\r\n{";
+    ck_assert_int_eq((int)write(a, head_a, sizeof head_a - 1), (int)(sizeof head_a - 1));
+    usleep(300 * 1000);
+    char body[4096];
+    static const char head_b[] = "PUT /v1/navmeshes/other HTTP/1.1\r\nHost: x\r\n"
+                                 "Content-Type: application/json\r\nContent-Length: 204800\r\n\r\n";
+    ck_assert_int_eq(raw_status(s.port, head_b, sizeof head_b - 1, body, sizeof body), 503);
+    ck_assert_msg(strstr(body, "--max-body-memory"), "%s", body);
+    close(a); /* the first client gives up: its reservation is released */
+    usleep(300 * 1000);
+    char *mesh = grid_json(40); /* about 60 KB */
+    th_response r;
+    ck_assert_int_eq(th_json(s.port, "PUT", "/v1/navmeshes/other", mesh, &r), 0);
+    ck_assert_msg(r.status == 201, "%d %.200s", r.status, r.body);
+    th_response_free(&r);
+    free(mesh);
+    th_stop(&s);
+    th_cleanup(&s);
+}
+END_TEST
+
+/* debug in a batch is capped: 1,000 debug queries whose expanded sets add up
+   past 100,000 ids get "expanded_omitted" in the later slots instead of an
+   answer that grows without bound (0.11 MB in once gave 158 MB out). */
+START_TEST(t_batch_debug_cap) {
+    th_server s;
+    ck_assert_int_eq(th_start(&s, NULL, NULL), 0);
+    char *mesh = grid_json(150);
+    th_response r;
+    ck_assert_int_eq(th_json(s.port, "PUT", "/v1/navmeshes/grid", mesh, &r), 0);
+    ck_assert_int_eq(r.status, 201);
+    th_response_free(&r);
+    free(mesh);
+    size_t cap = 1000 * 96 + 64, len = 0;
+    char *body = malloc(cap);
+    len += (size_t)snprintf(body + len, cap - len, "{\"debug\":true,\"cache\":false,\"queries\":[");
+    for (int i = 0; i < 1000; i++)
+        len += (size_t)snprintf(body + len, cap - len,
+                                "%s{\"start\":[0.5,0,%d.5],\"end\":[149.5,0,%d.5]}", i ? "," : "",
+                                i % 150, 149 - i % 150);
+    snprintf(body + len, cap - len, "]}");
+    ck_assert_int_eq(th_json(s.port, "POST", "/v1/navmeshes/grid/paths", body, &r), 0);
+    ck_assert_int_eq(r.status, 200);
+    /* Count the ids actually returned in "expanded" arrays. */
+    size_t ids = 0;
+    for (const char *p = strstr(r.body, "\"expanded\":["); p; p = strstr(p + 1, "\"expanded\":[")) {
+        const char *q = p + 12;
+        if (*q != ']')
+            ids++;
+        for (; *q && *q != ']'; q++)
+            ids += *q == ',';
+    }
+    printf("hardening: a 1,000-query debug batch returned %zu expanded ids in %zu bytes\n", ids,
+           r.body_len);
+    ck_assert_msg(strstr(r.body, "\"expanded_omitted\":true"), "no slot was capped (%zu ids)", ids);
+    ck_assert_uint_le(ids, 100000);
+    th_response_free(&r);
+    free(body);
+    th_stop(&s);
+    th_cleanup(&s);
+}
+END_TEST
+
 Suite *hardening_suite(void) {
     Suite *s = suite_create("hardening");
     TCase *t = tcase_create("hostile");
@@ -477,6 +576,9 @@ Suite *hardening_suite(void) {
     tcase_add_test(t, t_sigterm_with_partial_request);
     tcase_add_test(t, t_request_deadline);
     tcase_add_test(t, t_health_lane);
+    tcase_add_test(t, t_query_body_limit);
+    tcase_add_test(t, t_body_memory_budget);
+    tcase_add_test(t, t_batch_debug_cap);
     suite_add_tcase(s, t);
     return s;
 }
