@@ -127,6 +127,7 @@ static nav_status find_path(nav_steer *s, const steer_agent *a, const float goal
     req.extents[0] = req.extents[2] = STEER_THIN_EXT;
     req.extents[1] = pr->extents[1];
     req.filter = pr->filter;
+    req.max_nodes = pr->max_nodes;
     /* The corridor search (A* over polygons, then string pulling: Detour's
        quality), not the optimal one: on a large mesh every polygon an agent
        enters is a new (start, end) pair, and a cross-map optimal search
@@ -211,9 +212,10 @@ static nav_status follow(nav_steer *s, uint32_t i, const float goal[3], bool slo
     while (nc > 0 && o->ncorners < 2)
         memcpy(o->corners[o->ncorners++], &r->corners[3 * (nc - 1)], 3 * sizeof(float));
     if (first >= nc) {
-        fr->reached = true;
+        /* standing on the path's end: the goal, unless a budget cut it */
+        fr->reached = !(r->flags & (NAV_PATH_TRUNCATED | NAV_PATH_PARTIAL_BUDGET));
         fr->stops = true;
-        return NAV_OK; /* standing on the goal */
+        return NAV_OK;
     }
 
     /* Is one of the corners ahead the entry of the path's first link? */
@@ -243,7 +245,10 @@ static nav_status follow(nav_steer *s, uint32_t i, const float goal[3], bool slo
             }
         }
     }
-    bool goal_known = at_link || !(r->flags & NAV_PATH_TRUNCATED);
+    /* A path cut short by the buffers or by max_nodes does not end at the
+       goal: keep full speed (the next tick searches again from farther on)
+       and never call its end "arrived". */
+    bool goal_known = at_link || !(r->flags & (NAV_PATH_TRUNCATED | NAV_PATH_PARTIAL_BUDGET));
     fr->stops = goal_known;
 
     /* Path distance to the stop corner. */
