@@ -103,8 +103,9 @@ nav_steer *nav_steer_new(uint32_t max_agents, uint32_t max_obstacles) {
     s->item_bucket = calloc(items, sizeof *s->item_bucket);
     s->fill = calloc(s->nbuckets, sizeof *s->fill);
     s->push = calloc(2 * (size_t)max_agents, sizeof *s->push);
+    s->order = calloc(max_agents, sizeof *s->order);
     if (!s->agents || !s->bucket_start || !s->items || !s->item_cell || !s->item_bucket ||
-        !s->fill || !s->push) {
+        !s->fill || !s->push || !s->order) {
         nav_steer_free(s);
         return NULL;
     }
@@ -124,6 +125,7 @@ void nav_steer_free(nav_steer *s) {
     free(s->item_bucket);
     free(s->fill);
     free(s->push);
+    free(s->order);
     free(s);
 }
 
@@ -468,11 +470,16 @@ nav_status nav_step(nav_steer *s, const nav_mesh *m, nav_query *q, nav_cache *ca
     s->inv_cell = 1.0f / cell;
     grid_build(s, obstacles, nobstacles);
 
+    /* Neighbours of everyone first: crowd arrival reads them across agents. */
+    for (uint32_t i = 0; i < nagents; i++)
+        if (s->agents[i].ok)
+            grid_neighbours(s, i, agents, obstacles);
+    steer_settle(s);
+
     /* Behaviour, avoidance, limits and move, per agent. */
     for (uint32_t i = 0; i < nagents; i++) {
         if (!s->agents[i].ok)
             continue;
-        grid_neighbours(s, i, agents, obstacles);
         steer_agent_tick(s, i, &out[i]);
     }
 

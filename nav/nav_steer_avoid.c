@@ -264,6 +264,9 @@ bool steer_avoid(nav_steer *s, uint32_t i, const float dv[2], float goal_dist, f
     c.n = 0;
     for (uint32_t k = 0; k < a->nnei; k++) {
         uint32_t j = a->nei[k];
+        /* j stops against i (crowd arrival): i keeps its way to the goal */
+        if (steer_blocks(s, j, i))
+            continue;
         c.rx[c.n] = s->agents[j].pos[0] - c.px;
         c.rz[c.n] = s->agents[j].pos[2] - c.pz;
         c.ox[c.n] = c.vx + s->in[j].vel[0];
