@@ -381,6 +381,10 @@ static void grid_neighbours(nav_steer *s, uint32_t i, const nav_agent_in *in,
                     p = obs[it - s->max_agents].pos;
                     r = obs[it - s->max_agents].radius;
                 }
+                /* another floor (a deck above, the ground below): not a
+                   neighbour, though it is close in xz */
+                if (fabsf(p[1] - a->pos[1]) > STEER_FLOOR_DY)
+                    continue;
                 float dx = p[0] - a->pos[0], dz = p[2] - a->pos[2];
                 float lim = q + r + in[i].radius, d2 = dx * dx + dz * dz;
                 if (d2 > lim * lim)

@@ -313,6 +313,95 @@ START_TEST(other_targets_do_not_block) {
 }
 END_TEST
 
+/* ---- floors ---- */
+
+/* Agents spawned on a square grid around `centre`, as crowd_init, but the
+   target's floor is checked at the end: every agent within `dy` of the
+   target's height, and arrived. */
+static void assert_on_floor(const char *what, crowd *c, float floor_y, float dy) {
+    for (int t = 0; t < SETTLE_TICKS; t++)
+        crowd_tick(c);
+    uint32_t on = 0;
+    for (uint32_t i = 0; i < c->n; i++)
+        on += fabsf(c->in[i].pos[1] - floor_y) <= dy && c->out[i].arrived;
+    printf("%s: %u of %u agents arrived on the target's floor (y %.2f)\n", what, on, c->n, floor_y);
+    ck_assert_msg(on == c->n, "%s: %u of %u on the target's floor", what, on, c->n);
+}
+
+/*
+ * fx_bridge: a 2 m wide deck at y = 5 over [10,20] x [4,6], above the floor
+ * y = 0, reached by 5 m ramps at both ends. A target on the deck,
+ * (15, 4.9, 5), is nearest in 3-D to the deck (0.1 m) not the floor (4.9 m):
+ * ten agents starting on the floor below and beside it, round (15, 0, 2),
+ * climb a ramp and all end on the deck (y = 5), arrived. Sent to
+ * (15, 0.1, 5) instead, the same point in xz, they stay on the floor: the
+ * first one's corners end at y = 0, the deck's stay at y = 5.
+ */
+START_TEST(target_floor_is_reached_bridge) {
+    nav_mesh *m = fx_bridge();
+    const float centre[3] = {15, 0, 2}, deck[3] = {15, 4.9f, 5}, floor[3] = {15, 0.1f, 5};
+    crowd c;
+    crowd_init(&c, m, 10, centre, 0.8f, deck, 0.3f);
+    assert_on_floor("bridge deck", &c, 5.0f, 0.05f);
+    for (uint32_t i = 0; i < c.n; i++)
+        ck_assert(c.in[i].pos[0] >= 10.0f - 1e-3f && c.in[i].pos[0] <= 20.0f + 1e-3f);
+    crowd_free(&c);
+
+    crowd_init(&c, m, 10, centre, 0.8f, floor, 0.3f);
+    crowd_tick(&c);
+    ck_assert_uint_ge(c.out[0].ncorners, 2);
+    ck_assert_float_eq_tol(c.out[0].corners[c.out[0].ncorners - 1][1], 0.0f, 1e-3f);
+    assert_on_floor("bridge floor", &c, 0.0f, 0.05f);
+    crowd_free(&c);
+    nav_mesh_free(m);
+}
+END_TEST
+
+/* Two idle agents of radius 0.5 at the same xz, one on the bridge deck
+   (y = 5) and one on the floor under it (y = 0), are on different floors:
+   neither is pushed apart from the other (on one floor they would be, by
+   half the 1 m overlap each, within the speed budget). */
+START_TEST(other_floor_is_not_a_neighbour) {
+    nav_mesh *m = fx_bridge();
+    const float deck[3] = {15, 5, 5}, below[3] = {15, 0, 5};
+    crowd c;
+    crowd_alloc(&c, m, 2, deck);
+    agent_init(&c.in[0], deck, deck, 0.5f);
+    agent_init(&c.in[1], below, below, 0.5f);
+    c.in[0].behavior = c.in[1].behavior = NAV_BEHAVIOR_IDLE;
+    crowd_tick(&c);
+    for (int k = 0; k < 3; k++) {
+        ck_assert_float_eq(c.out[0].pos[k], deck[k]);
+        ck_assert_float_eq(c.out[1].pos[k], below[k]);
+    }
+    crowd_free(&c);
+    nav_mesh_free(m);
+}
+END_TEST
+
+/*
+ * nav_test's raised floor (polygons 104-107 at y = 7.93, above the ground
+ * at y = -2.27): 30 agents starting on its ramp side round (-19, 7.6, 5),
+ * sent to (-10, 7.86, 4), all end on the raised floor, none on the ground
+ * 10 m below it (the issue saw 14 of 15 end there).
+ */
+START_TEST(target_floor_is_reached_nav_test) {
+    const char *path = fx_shared_mesh_path("nav_test.navmesh.json");
+    if (!path) {
+        printf("skip: ../shared/meshes/nav_test.navmesh.json absent\n");
+        return;
+    }
+    nav_mesh *m = mj_load(path);
+    ck_assert_ptr_nonnull(m);
+    const float centre[3] = {-19, 7.6f, 5}, target[3] = {-10, 7.86f, 4};
+    crowd c;
+    crowd_init(&c, m, 30, centre, 1.5f, target, 0.6f);
+    assert_on_floor("nav_test raised floor", &c, 7.93f, 0.5f);
+    crowd_free(&c);
+    nav_mesh_free(m);
+}
+END_TEST
+
 extern Suite *nav_crowd_suite(void);
 Suite *nav_crowd_suite(void) {
     Suite *s = suite_create("nav_crowd");
@@ -322,6 +411,9 @@ Suite *nav_crowd_suite(void) {
     tcase_add_test(tc, dungeon_crowds_settle);
     tcase_add_test(tc, blocked_agent_arrives_where_it_stands);
     tcase_add_test(tc, other_targets_do_not_block);
+    tcase_add_test(tc, target_floor_is_reached_bridge);
+    tcase_add_test(tc, other_floor_is_not_a_neighbour);
+    tcase_add_test(tc, target_floor_is_reached_nav_test);
     suite_add_tcase(s, tc);
     return s;
 }
