@@ -138,10 +138,18 @@ static float first_contact(const avoid_ctx *c, float vx, float vz) {
     return tmin;
 }
 
-static float penalty(const avoid_ctx *c, float vx, float vz, float dvx, float dvz) {
+/* The candidate's penalty, or, when it cannot beat `best`, a value >= best
+   (DetourCrowd's early out, exact here): every term after the first two is
+   >= 0 and the time-of-impact term is at least W_TOI / 1.1 (tmin <=
+   horizon), and float addition is monotone, so once the first two plus that
+   least term reach best the full sum would too; the caller only ever keeps
+   a penalty below best, so the choice is the same, bit for bit. */
+static float penalty(const avoid_ctx *c, float vx, float vz, float dvx, float dvz, float best) {
     float inv = 1.0f / c->vmax;
     float pen = W_DES * sqrtf((vx - dvx) * (vx - dvx) + (vz - dvz) * (vz - dvz)) * inv +
                 W_CUR * sqrtf((vx - c->vx) * (vx - c->vx) + (vz - c->vz) * (vz - c->vz)) * inv;
+    if (pen + W_TOI / (0.1f + 1.0f) >= best)
+        return best;
     float tmin = c->horizon, side = 0.0f, ovl = 0.0f;
     float tlim = stop_time(c, vx, vz);
     uint32_t nside = 0;
@@ -318,8 +326,8 @@ bool steer_avoid(nav_steer *s, uint32_t i, const float dv[2], float goal_dist, f
     }
 
     float bx = dv[0], bz = dv[1];
-    float best = penalty(&c, bx, bz, dv[0], dv[1]);
-    float p0 = penalty(&c, 0.0f, 0.0f, dv[0], dv[1]);
+    float best = penalty(&c, bx, bz, dv[0], dv[1], INFINITY);
+    float p0 = penalty(&c, 0.0f, 0.0f, dv[0], dv[1], best);
     if (p0 < best) {
         best = p0;
         bx = bz = 0.0f;
@@ -330,7 +338,7 @@ bool steer_avoid(nav_steer *s, uint32_t i, const float dv[2], float goal_dist, f
         for (int d = 0; d < RING_DIVS; d++) {
             const float *u = unit16[2 * d + (ring - 1)];
             float cx = (u[0] * ux - u[1] * uz) * rad, cz = (u[0] * uz + u[1] * ux) * rad;
-            float pen = penalty(&c, cx, cz, dv[0], dv[1]);
+            float pen = penalty(&c, cx, cz, dv[0], dv[1], best);
             if (pen < best) {
                 best = pen;
                 bx = cx;
@@ -348,7 +356,7 @@ bool steer_avoid(nav_steer *s, uint32_t i, const float dv[2], float goal_dist, f
             float cz = cz0 + (u[0] * uz + u[1] * ux) * rad;
             if (cx * cx + cz * cz > c.vmax * c.vmax * 1.0001f)
                 continue;
-            float pen = penalty(&c, cx, cz, dv[0], dv[1]);
+            float pen = penalty(&c, cx, cz, dv[0], dv[1], best);
             if (pen < best) {
                 best = pen;
                 bx = cx;
