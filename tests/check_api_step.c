@@ -463,6 +463,60 @@ START_TEST(step_applies_filter_and_budget) {
 }
 END_TEST
 
+/* Issue 14 over HTTP: three `arrive` agents of radius 0.3 sent to one point
+   (9, 0, 1) of the corridor settle: the test plays the game (each answer's
+   position and velocity fed back, dt 0.1, at most 20 simulated s) until all
+   three say `arrived` with speed < 0.05 m/s; then 10 more ticks move nobody
+   by more than 1 cm, one agent stands within the 5 cm tolerance of the
+   target, and no two overlap by more than 5 cm. Only one agent fits on the
+   point: earlier builds kept the other two jostling, never arrived. */
+START_TEST(step_crowd_settles_over_http) {
+    double pos[3][3] = {{1, 0, 0.6}, {1, 0, 1.4}, {2.5, 0, 1}}, vel[3][3] = {{0}}, before[3][3];
+    bool arrived[3] = {false, false, false};
+    int settled_at = -1;
+    for (int tick = 0; tick < 210 && (settled_at < 0 || tick < settled_at + 11); tick++) {
+        char body[1024];
+        int len = snprintf(body, sizeof body, "{\"dt\":0.1,\"agents\":[");
+        for (int i = 0; i < 3; i++)
+            len += snprintf(body + len, sizeof body - (size_t)len,
+                            "%s{\"id\":\"c%d\",\"position\":[%.9g,%.9g,%.9g],"
+                            "\"velocity\":[%.9g,%.9g,%.9g],\"radius\":0.3,\"max_speed\":3,"
+                            "\"behavior\":\"arrive\",\"target\":[9,0,1]}",
+                            i ? "," : "", i, pos[i][0], pos[i][1], pos[i][2], vel[i][0], vel[i][1],
+                            vel[i][2]);
+        snprintf(body + len, sizeof body - (size_t)len, "]}");
+        json_t *j = post_step("corridor", body, 200, NULL);
+        bool all = true;
+        for (int i = 0; i < 3; i++) {
+            json_t *a = json_array_get(json_object_get(j, "agents"), (size_t)i);
+            for (int k = 0; k < 3; k++) {
+                pos[i][k] = at(json_object_get(a, "position"), (size_t)k);
+                vel[i][k] = at(json_object_get(a, "velocity"), (size_t)k);
+            }
+            arrived[i] = json_is_true(json_object_get(a, "arrived"));
+            all = all && arrived[i] && hypot(vel[i][0], vel[i][2]) < 0.05;
+        }
+        json_decref(j);
+        if (all && settled_at < 0) {
+            settled_at = tick;
+            memcpy(before, pos, sizeof before);
+        }
+    }
+    ck_assert_msg(settled_at >= 0, "the three never all arrived within 21 s");
+    double nearest = INFINITY;
+    for (int i = 0; i < 3; i++) {
+        ck_assert(arrived[i]);
+        ck_assert(hypot(vel[i][0], vel[i][2]) < 0.05);
+        ck_assert(hypot(pos[i][0] - before[i][0], pos[i][2] - before[i][2]) < 0.01);
+        double d = hypot(pos[i][0] - 9, pos[i][2] - 1);
+        nearest = d < nearest ? d : nearest;
+        for (int k = i + 1; k < 3; k++)
+            ck_assert(hypot(pos[i][0] - pos[k][0], pos[i][2] - pos[k][2]) >= 0.6 - 0.05);
+    }
+    ck_assert_msg(nearest <= 0.051, "nobody on the target: nearest %g m", nearest);
+}
+END_TEST
+
 extern Suite *api_step_suite(void);
 Suite *api_step_suite(void) {
     Suite *s = suite_create("api_step");
@@ -476,6 +530,7 @@ Suite *api_step_suite(void) {
     tcase_add_test(tc, step_contract_enum_corners_speed);
     tcase_add_test(tc, step_uses_path_cache);
     tcase_add_test(tc, step_applies_filter_and_budget);
+    tcase_add_test(tc, step_crowd_settles_over_http);
     suite_add_tcase(s, tc);
     return s;
 }
