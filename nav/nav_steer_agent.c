@@ -718,8 +718,9 @@ void steer_agent_tick(nav_steer *s, uint32_t i, nav_agent_out *o) {
     /* Crowd arrival, the case steer_settle cannot see: still, touching a
        blocker ahead, and avoidance finds no way on (a wall on the other
        side, say). Its way is blocked: it arrives where it stands. */
-    if (in->behavior == NAV_BEHAVIOR_ARRIVE && !arrived &&
-        len2f(v[0], v[1]) <= STEER_SETTLE_SPEED &&
+    /* (wanting to move: not waiting at a link, nor already stopping) */
+    if (in->behavior == NAV_BEHAVIOR_ARRIVE && !arrived && !o->has_action &&
+        len2f(dv[0], dv[1]) > 1e-6f && len2f(v[0], v[1]) <= STEER_SETTLE_SPEED &&
         len2f(in->vel[0], in->vel[2]) <= STEER_SETTLE_SPEED && touches_blocker(s, i, dv, true)) {
         arrived = true;
         v[0] = v[1] = 0.0f;

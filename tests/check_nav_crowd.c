@@ -313,6 +313,32 @@ START_TEST(other_targets_do_not_block) {
 }
 END_TEST
 
+/* An agent waiting at an off-mesh link's start (its path goes on by the
+   link) is not "arrived" because a still agent of the same target stands
+   next to it: it gets the link's action. Islands [0,4]x[0,4] and
+   [10,14]x[0,4], link (3.5,0,2) -> (10.5,0,2) of radius 0.5; A stands
+   0.2 m before the link's start (within its radius), B (still) 0.9 m beside
+   A, both sent to (12,0,2). */
+START_TEST(waiting_at_link_is_not_arrived) {
+    fx_builder *b = fx_new();
+    fx_quad(b, 0, 0, 4, 4, 0, 0);
+    fx_quad(b, 10, 0, 14, 4, 0, 0);
+    const float ls[3] = {3.5f, 0, 2}, le[3] = {10.5f, 0, 2};
+    fx_link(b, ls, le, 0.5f, 0, 0, "jump");
+    nav_mesh *m = fx_build(b);
+    const float target[3] = {12, 0, 2}, at[3] = {3.3f, 0, 2}, beside[3] = {3.3f, 0, 2.9f};
+    crowd c;
+    crowd_alloc(&c, m, 2, target);
+    agent_init(&c.in[0], at, target, 0.3f);
+    agent_init(&c.in[1], beside, target, 0.3f);
+    crowd_tick(&c);
+    ck_assert(c.out[0].has_action);
+    ck_assert(!c.out[0].arrived);
+    crowd_free(&c);
+    nav_mesh_free(m);
+}
+END_TEST
+
 /* ---- floors ---- */
 
 /* Agents spawned on a square grid around `centre`, as crowd_init, but the
@@ -411,6 +437,7 @@ Suite *nav_crowd_suite(void) {
     tcase_add_test(tc, dungeon_crowds_settle);
     tcase_add_test(tc, blocked_agent_arrives_where_it_stands);
     tcase_add_test(tc, other_targets_do_not_block);
+    tcase_add_test(tc, waiting_at_link_is_not_arrived);
     tcase_add_test(tc, target_floor_is_reached_bridge);
     tcase_add_test(tc, other_floor_is_not_a_neighbour);
     tcase_add_test(tc, target_floor_is_reached_nav_test);
