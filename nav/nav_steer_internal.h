@@ -20,8 +20,8 @@
 #define STEER_PATH_POLYS 4096
 #define STEER_PATH_LINKS 64
 #define STEER_RAY_POLYS 256
-#define STEER_FLOOR_DY 2.0f  /* m: agents farther apart in y are on other floors (Recast's height) \
-                              */
+/* m: agents farther apart in y are on other floors (Recast's agent height) */
+#define STEER_FLOOR_DY 2.0f
 #define STEER_THIN_EXT 1e-4f /* xz half-size of a box that finds only containing polygons */
 
 /* A goal snapped this tick (many agents chase the same few targets). */
