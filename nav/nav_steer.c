@@ -492,6 +492,7 @@ nav_status nav_step(nav_steer *s, const nav_mesh *m, nav_query *q, nav_cache *ca
        positions, within what each agent's speed budget leaves; then every
        answer reports the velocity its displacement made. */
     steer_separate(s);
+    steer_clear_landings(s, out);
     steer_finish(s, out);
     return NAV_OK;
 }

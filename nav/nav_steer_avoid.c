@@ -454,3 +454,38 @@ void steer_separate(nav_steer *s) {
             break;
     }
 }
+
+void steer_clear_landings(nav_steer *s, const nav_agent_out *out) {
+    for (uint32_t i = 0; i < s->n; i++) {
+        if (!s->agents[i].ok || !out[i].has_action)
+            continue;
+        const float *L = out[i].action.end;
+        for (uint32_t j = 0; j < s->n; j++) {
+            steer_agent *b = &s->agents[j];
+            if (j == i || !b->ok || fabsf(b->npos[1] - L[1]) > STEER_FLOOR_DY)
+                continue;
+            float need = s->in[i].radius + s->in[j].radius;
+            float dx = b->npos[0] - L[0], dz = b->npos[2] - L[2];
+            float d = sqrtf(dx * dx + dz * dz);
+            if (d >= need)
+                continue;
+            float ux = 1.0f, uz = 0.0f; /* on the spot: aside along +x */
+            if (d > 1e-6f) {
+                ux = dx / d;
+                uz = dz / d;
+            }
+            float px = ux * (need - d), pz = uz * (need - d);
+            float share =
+                push_share(b->npos[0] - b->pos[0], b->npos[2] - b->pos[2], px, pz, b->budget);
+            if (share <= 0.0f)
+                continue;
+            float t[3] = {b->npos[0] + px * share, b->npos[1], b->npos[2] + pz * share};
+            float np[3];
+            uint32_t npoly;
+            if (steer_move_capped(s, j, b->npoly, b->npos, t, np, &npoly)) {
+                memcpy(b->npos, np, sizeof np);
+                b->npoly = npoly;
+            }
+        }
+    }
+}

@@ -173,6 +173,14 @@ bool steer_within(const nav_steer *s, uint32_t i, const float p[3]);
    agent's whole displacement stays within its budget (npos / npoly). */
 void steer_separate(nav_steer *s);
 
+/* Landing spots cleared where possible: an agent that is given an off-mesh
+   link's action this tick (out[i].has_action) will land at the link's end;
+   every other agent on that floor overlapping a circle of the jumper's
+   radius there is pushed out of it, like a separation push (position only,
+   within what its speed budget leaves; max_speed 0 never moves). Scans all
+   agents per action: actions are few. */
+void steer_clear_landings(nav_steer *s, const nav_agent_out *out);
+
 /* Writes out[].pos / poly (pushes included), the velocity of the own move
    (steer_agent_tick: commanded, or made along a wall; never the push) and
    `arrived`. */

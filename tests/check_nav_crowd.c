@@ -339,6 +339,40 @@ START_TEST(waiting_at_link_is_not_arrived) {
 }
 END_TEST
 
+/* Landing spots are cleared where possible (issue 14): while A (radius 0.3)
+   waits at the link (3.5,0,2) -> (10.5,0,2) with its action, B (radius 0.3,
+   idle, max_speed 3.5, dt 0.05: 0.175 m per tick at most) standing on the
+   landing spot at (10.6,0,2.1), 0.141 m from it, is pushed straight away
+   from it: 0.316 m after one tick, 0.491 after two, then exactly clear
+   (0.6 m, the two radii) and left there. Without the clearing it would stand
+   still where A lands. */
+START_TEST(landing_spot_is_cleared) {
+    fx_builder *b = fx_new();
+    fx_quad(b, 0, 0, 4, 4, 0, 0);
+    fx_quad(b, 10, 0, 14, 4, 0, 0);
+    const float ls[3] = {3.5f, 0, 2}, le[3] = {10.5f, 0, 2};
+    fx_link(b, ls, le, 0.5f, 0, 0, "jump");
+    nav_mesh *m = fx_build(b);
+    const float target[3] = {12, 0, 2}, at[3] = {3.3f, 0, 2}, on_spot[3] = {10.6f, 0, 2.1f};
+    crowd c;
+    crowd_alloc(&c, m, 2, target);
+    agent_init(&c.in[0], at, target, 0.3f);
+    agent_init(&c.in[1], on_spot, target, 0.3f);
+    c.in[1].behavior = NAV_BEHAVIOR_IDLE;
+    const double want[4] = {0.1f * sqrtf(2.0f) + 0.175, 0.1f * sqrtf(2.0f) + 0.35, 0.6, 0.6};
+    for (int t = 0; t < 4; t++) {
+        crowd_tick(&c);
+        ck_assert(c.out[0].has_action);
+        double dx = c.out[1].pos[0] - 10.5, dz = c.out[1].pos[2] - 2;
+        ck_assert_msg(fabs(hypot(dx, dz) - want[t]) < 1e-4, "tick %d: %g m from the spot", t,
+                      hypot(dx, dz));
+        ck_assert_double_eq_tol(dx, dz, 1e-4); /* straight away from the spot */
+    }
+    crowd_free(&c);
+    nav_mesh_free(m);
+}
+END_TEST
+
 /* ---- floors ---- */
 
 /* Agents spawned on a square grid around `centre`, as crowd_init, but the
@@ -438,6 +472,7 @@ Suite *nav_crowd_suite(void) {
     tcase_add_test(tc, blocked_agent_arrives_where_it_stands);
     tcase_add_test(tc, other_targets_do_not_block);
     tcase_add_test(tc, waiting_at_link_is_not_arrived);
+    tcase_add_test(tc, landing_spot_is_cleared);
     tcase_add_test(tc, target_floor_is_reached_bridge);
     tcase_add_test(tc, other_floor_is_not_a_neighbour);
     tcase_add_test(tc, target_floor_is_reached_nav_test);
