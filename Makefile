@@ -184,6 +184,20 @@ bench: deps
 	@$(MAKE) --no-print-directory $(NAVD) $(BENCH_RUNNER)
 	NAVD_BIN=$(abspath $(NAVD)) $(BENCH_RUNNER)
 
+# ---- DetourCrowd reference for the bench's `crowd` section (steering helper) ----
+# tests/bench/crowd_ref.cpp links Debian's librecast-dev (installed here when
+# missing, as `make deps` does for the rest); only this helper, never navd.
+CROWD_REF := $(BUILD)/crowd_ref
+$(CROWD_REF): tests/bench/crowd_ref.cpp
+	@mkdir -p $(dir $@)
+	@if [ ! -f /usr/include/recastnavigation/DetourCrowd.h ] || ! command -v $(CXX) >/dev/null; then \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  echo "crowd_ref: installing librecast-dev g++"; \
+	  $$SUDO apt-get install -y -qq librecast-dev g++; \
+	fi
+	$(CXX) -O2 -I/usr/include/recastnavigation -o $@ $< -lDetourCrowd -lDetour -ljansson
+bench: $(CROWD_REF)
+
 # The viewer in a real headless Chromium: Debian's chromium package (never a
 # downloaded browser) driven by playwright-core from npm. Installs only what is
 # missing. UPDATE_DOCS=1 refreshes docs/viewer.png from the run's screenshot.

@@ -83,6 +83,24 @@ static api_code decode_exclude(const json_t *v, const char *w, nav_filter *f, ap
     return API_OK;
 }
 
+api_code api_decode_search_opts(const json_t *obj, const char *where, nav_filter *filter,
+                                uint32_t *max_nodes, api_err *e) {
+    char w[160];
+    api_code c;
+    const json_t *v;
+    if ((v = json_object_get(obj, "area_costs")) && !json_is_null(v) &&
+        (c = decode_area_costs(v, join(w, sizeof w, where, "area_costs"), filter, e)) != API_OK)
+        return c;
+    if ((v = json_object_get(obj, "exclude_areas")) && !json_is_null(v) &&
+        (c = decode_exclude(v, join(w, sizeof w, where, "exclude_areas"), filter, e)) != API_OK)
+        return c;
+    uint64_t nodes = *max_nodes;
+    if ((c = api_obj_uint(obj, where, "max_nodes", 1, UINT32_MAX, &nodes, e)) != API_OK)
+        return c;
+    *max_nodes = (uint32_t)nodes;
+    return API_OK;
+}
+
 api_code api_decode_query_opts(const json_t *obj, const char *where, api_query_opts *o,
                                api_err *e) {
     char w[160];
@@ -99,16 +117,8 @@ api_code api_decode_query_opts(const json_t *obj, const char *where, api_query_o
             if (o->extents[i] < 0)
                 return api_fail(e, API_E_BAD_REQUEST, "%s[%d] must not be negative", w, i);
     }
-    if ((v = json_object_get(obj, "area_costs")) && !json_is_null(v) &&
-        (c = decode_area_costs(v, join(w, sizeof w, where, "area_costs"), &o->filter, e)) != API_OK)
+    if ((c = api_decode_search_opts(obj, where, &o->filter, &o->max_nodes, e)) != API_OK)
         return c;
-    if ((v = json_object_get(obj, "exclude_areas")) && !json_is_null(v) &&
-        (c = decode_exclude(v, join(w, sizeof w, where, "exclude_areas"), &o->filter, e)) != API_OK)
-        return c;
-    uint64_t nodes = o->max_nodes;
-    if ((c = api_obj_uint(obj, where, "max_nodes", 1, UINT32_MAX, &nodes, e)) != API_OK)
-        return c;
-    o->max_nodes = (uint32_t)nodes;
     if ((v = json_object_get(obj, "algorithm")) && !json_is_null(v)) {
         const char *s = json_string_value(v);
         if (s && !strcmp(s, "auto"))

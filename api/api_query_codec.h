@@ -38,6 +38,15 @@ void api_query_opts_default(api_query_opts *o);
  */
 api_code api_decode_query_opts(const json_t *obj, const char *where, api_query_opts *o, api_err *e);
 
+/*
+ * Reads only the search options area_costs, exclude_areas and max_nodes of
+ * `obj` over *filter / *max_nodes (the part of api_decode_query_opts that
+ * the `step` endpoint shares with the path queries: one codec, the same
+ * errors).
+ */
+api_code api_decode_search_opts(const json_t *obj, const char *where, nav_filter *filter,
+                                uint32_t *max_nodes, api_err *e);
+
 /* A path query: start and end (required) plus options. */
 typedef struct api_path_query {
     float start[3], end[3];

@@ -22,6 +22,7 @@
 #include "api/api_internal.h"
 #include "api/api_json.h"
 #include "api/api_query.h"
+#include "api/api_query_codec.h"
 #include "nav/nav_query.h"
 #include "nav/nav_steer.h"
 
@@ -256,6 +257,15 @@ static void step(api_req *r, const nav_mesh *m) {
     if (c == API_OK)
         c = api_obj_uint(root, "", "seed", 0, UINT64_MAX >> 1, &seed, &err);
     p.seed = seed;
+    /* area_costs, exclude_areas and max_nodes: the path queries' codec, so
+       the same body fields mean and reject the same things in both */
+    nav_filter filter;
+    nav_filter_default(&filter);
+    uint32_t max_nodes = 0;
+    if (c == API_OK)
+        c = api_decode_search_opts(root, "", &filter, &max_nodes, &err);
+    p.filter = &filter;
+    p.max_nodes = max_nodes;
     const json_t *agents = json_object_get(root, "agents");
     const json_t *obstacles = json_object_get(root, "obstacles");
     if (c == API_OK && !json_is_array(agents))

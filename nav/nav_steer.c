@@ -104,8 +104,9 @@ nav_steer *nav_steer_new(uint32_t max_agents, uint32_t max_obstacles) {
     s->item_bucket = calloc(items, sizeof *s->item_bucket);
     s->fill = calloc(s->nbuckets, sizeof *s->fill);
     s->push = calloc(2 * (size_t)max_agents, sizeof *s->push);
+    s->order = calloc(max_agents, sizeof *s->order);
     if (!s->agents || !s->bucket_start || !s->items || !s->item_cell || !s->item_bucket ||
-        !s->fill || !s->push) {
+        !s->fill || !s->push || !s->order) {
         nav_steer_free(s);
         return NULL;
     }
@@ -125,6 +126,7 @@ void nav_steer_free(nav_steer *s) {
     free(s->item_bucket);
     free(s->fill);
     free(s->push);
+    free(s->order);
     free(s);
 }
 
@@ -380,6 +382,10 @@ static void grid_neighbours(nav_steer *s, uint32_t i, const nav_agent_in *in,
                     p = obs[it - s->max_agents].pos;
                     r = obs[it - s->max_agents].radius;
                 }
+                /* another floor (a deck above, the ground below): not a
+                   neighbour, though it is close in xz */
+                if (fabsf(p[1] - a->pos[1]) > STEER_FLOOR_DY)
+                    continue;
                 float dx = p[0] - a->pos[0], dz = p[2] - a->pos[2];
                 float lim = q + r + in[i].radius, d2 = dx * dx + dz * dz;
                 if (d2 > lim * lim)
@@ -475,6 +481,12 @@ nav_status nav_step(nav_steer *s, const nav_mesh *m, nav_query *q, nav_cache *ca
     s->inv_cell = 1.0f / cell;
     grid_build(s, obstacles, nobstacles);
 
+    /* Neighbours of everyone first: crowd arrival reads them across agents. */
+    for (uint32_t i = 0; i < nagents; i++)
+        if (s->agents[i].ok)
+            grid_neighbours(s, i, agents, obstacles);
+    steer_settle(s);
+
     /* Behaviour, avoidance, limits and move, per agent. The deadline is
        read every 8 agents: a clock read costs ~20 ns, an agent's path
        search up to milliseconds on a large mesh. */
@@ -483,7 +495,6 @@ nav_status nav_step(nav_steer *s, const nav_mesh *m, nav_query *q, nav_cache *ca
             return NAV_E_DEADLINE;
         if (!s->agents[i].ok)
             continue;
-        grid_neighbours(s, i, agents, obstacles);
         steer_agent_tick(s, i, &out[i]);
     }
 
@@ -492,6 +503,7 @@ nav_status nav_step(nav_steer *s, const nav_mesh *m, nav_query *q, nav_cache *ca
        positions, within what each agent's speed budget leaves; then every
        answer reports the velocity its displacement made. */
     steer_separate(s);
+    steer_clear_landings(s, out);
     steer_finish(s, out);
     return NAV_OK;
 }

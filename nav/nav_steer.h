@@ -149,7 +149,8 @@ typedef struct nav_obstacle {
 typedef struct nav_steer_params {
     float dt;                 /* seconds, finite, in (0, 1] */
     float extents[3];         /* snapping half-box, each >= 0; default {2, 4, 2} */
-    const nav_filter *filter; /* NULL: default */
+    const nav_filter *filter; /* NULL: default; applies to snapping, paths, moves and raycasts */
+    uint32_t max_nodes;       /* path search budget per agent; 0: the query's pool */
     bool avoidance;           /* default true */
     float horizon;            /* s, > 0: look-ahead of avoidance; default 2 */
     float arrive_tolerance;   /* m, > 0: `arrived` distance; default 0.05 */

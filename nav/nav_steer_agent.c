@@ -17,6 +17,7 @@
  */
 #include <float.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "nav/nav_cache.h"
@@ -89,7 +90,7 @@ float steer_raycast(nav_steer *s, uint32_t poly, const float start[3], const flo
 
 /* steer_snap of a goal, remembered for the rest of the tick: a pure
    function of the goal's bits (mesh, extents and filter are the tick's). */
-static nav_status snap_goal(nav_steer *s, const float g[3], uint32_t *poly, float out[3]) {
+nav_status steer_snap_goal(nav_steer *s, const float g[3], uint32_t *poly, float out[3]) {
     uint32_t b[3];
     memcpy(b, g, sizeof b);
     uint32_t h = (b[0] * 0x9E3779B1u) ^ (b[1] * 0x85EBCA77u) ^ (b[2] * 0xC2B2AE3Du);
@@ -120,13 +121,14 @@ static nav_status find_path(nav_steer *s, const steer_agent *a, const float goal
        search's own snapping only tests the polygons containing them (the
        same polygons a full box would pick); the full box is the fallback. */
     uint32_t gpoly;
-    nav_status st = snap_goal(s, goal, &gpoly, req.end);
+    nav_status st = steer_snap_goal(s, goal, &gpoly, req.end);
     if (st != NAV_OK)
         return st;
     memcpy(req.start, a->pos, sizeof req.start);
     req.extents[0] = req.extents[2] = STEER_THIN_EXT;
     req.extents[1] = pr->extents[1];
     req.filter = pr->filter;
+    req.max_nodes = pr->max_nodes;
     /* The corridor search (A* over polygons, then string pulling: Detour's
        quality), not the optimal one: on a large mesh every polygon an agent
        enters is a new (start, end) pair, and a cross-map optimal search
@@ -174,6 +176,82 @@ static float stopping_speed(float vmax, float amax, float d, float R, float dt, 
     return v;
 }
 
+static int cmp_u64(const void *x, const void *y) {
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+static bool same_goal(const steer_agent *a, const steer_agent *b) {
+    return a->gpoly == b->gpoly && memcmp(a->goal, b->goal, sizeof a->goal) == 0;
+}
+
+bool steer_blocks(const nav_steer *s, uint32_t i, uint32_t j) {
+    const steer_agent *a = &s->agents[i], *b = &s->agents[j];
+    if (!b->blocks || !same_goal(a, b))
+        return false;
+    return b->tdist < a->tdist || (b->tdist == a->tdist && j < i);
+}
+
+void steer_settle(nav_steer *s) {
+    const float tol = s->params->arrive_tolerance;
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < s->n; i++) {
+        steer_agent *a = &s->agents[i];
+        const nav_agent_in *in = &s->in[i];
+        a->settled = 0;
+        a->blocks = 0;
+        a->has_goal = 0;
+        if (!a->ok || in->behavior != NAV_BEHAVIOR_ARRIVE ||
+            steer_snap_goal(s, in->target, &a->gpoly, a->goal) != NAV_OK)
+            continue;
+        a->has_goal = 1;
+        float dy = a->goal[1] - a->pos[1];
+        a->tdist = sqrtf(dist_xz(a->pos, a->goal) * dist_xz(a->pos, a->goal) + dy * dy);
+        /* a non-negative float's bits order as the float: (distance, index)
+           sorts with no context pointer and no ties */
+        uint32_t bits;
+        memcpy(&bits, &a->tdist, sizeof bits);
+        s->order[m++] = (uint64_t)bits << 32 | i;
+    }
+    qsort(s->order, m, sizeof *s->order, cmp_u64);
+    for (uint32_t k = 0; k < m; k++) {
+        uint32_t i = (uint32_t)s->order[k];
+        steer_agent *a = &s->agents[i];
+        const nav_agent_in *in = &s->in[i];
+        bool still = len2f(in->vel[0], in->vel[2]) <= STEER_SETTLE_SPEED;
+        /* the one whose body covers the goal keeps the way to it: the
+           others stop against it instead of jostling for the point */
+        a->blocks = still || a->tdist <= in->radius;
+        if (!still)
+            continue;
+        if (a->tdist <= tol) {
+            a->settled = 1;
+            continue;
+        }
+        float gx = a->goal[0] - a->pos[0], gz = a->goal[2] - a->pos[2], gl = len2f(gx, gz);
+        bool left = false, right = false;
+        for (uint32_t n = 0; n < a->nnei && !a->settled; n++) {
+            uint32_t j = a->nei[n];
+            const steer_agent *b = &s->agents[j];
+            if (!steer_blocks(s, i, j))
+                continue;
+            float dx = b->pos[0] - a->pos[0], dz = b->pos[2] - a->pos[2], d = len2f(dx, dz);
+            if (d - in->radius - s->in[j].radius > STEER_CONTACT)
+                continue;
+            float dot = dx * gx + dz * gz;
+            if (d < 1e-6f || gl < 1e-6f || dot >= STEER_BLOCK_COS * d * gl)
+                a->settled = 1; /* one right in the way */
+            else if (dot >= 0.0f && gx * dz - gz * dx >= 0.0f)
+                left = true;
+            else if (dot >= 0.0f)
+                right = true;
+        }
+        /* wedged: blockers ahead on both sides, nothing to slide along */
+        if (left && right)
+            a->settled = 1;
+    }
+}
+
 typedef struct follow_result {
     float dist_end; /* path distance to the goal (or to the link where we stop) */
     bool stops;     /* dist_end is where the agent stops (arrive, link, seek end) */
@@ -211,9 +289,10 @@ static nav_status follow(nav_steer *s, uint32_t i, const float goal[3], bool slo
     while (nc > 0 && o->ncorners < 2)
         memcpy(o->corners[o->ncorners++], &r->corners[3 * (nc - 1)], 3 * sizeof(float));
     if (first >= nc) {
-        fr->reached = true;
+        /* standing on the path's end: the goal, unless a budget cut it */
+        fr->reached = !(r->flags & (NAV_PATH_TRUNCATED | NAV_PATH_PARTIAL_BUDGET));
         fr->stops = true;
-        return NAV_OK; /* standing on the goal */
+        return NAV_OK;
     }
 
     /* Is one of the corners ahead the entry of the path's first link? */
@@ -243,7 +322,10 @@ static nav_status follow(nav_steer *s, uint32_t i, const float goal[3], bool slo
             }
         }
     }
-    bool goal_known = at_link || !(r->flags & NAV_PATH_TRUNCATED);
+    /* A path cut short by the buffers or by max_nodes does not end at the
+       goal: keep full speed (the next tick searches again from farther on)
+       and never call its end "arrived". */
+    bool goal_known = at_link || !(r->flags & (NAV_PATH_TRUNCATED | NAV_PATH_PARTIAL_BUDGET));
     fr->stops = goal_known;
 
     /* Path distance to the stop corner. */
@@ -304,6 +386,88 @@ static nav_status follow(nav_steer *s, uint32_t i, const float goal[3], bool slo
     dv[0] = dx / len * speed;
     dv[1] = dz / len * speed;
     return NAV_OK;
+}
+
+/* Agent i touches (rim gap <= STEER_CONTACT) a blocker of its goal in the
+   half-plane ahead of dv; any_order: also one farther from the goal (the
+   straight distance misorders agents round a corner) and within
+   STEER_STUCK_GAP, for the case where avoidance already found no way on
+   (its sampled velocities keep a margin). */
+static bool touches_blocker(const nav_steer *s, uint32_t i, const float dv[2], bool any_order) {
+    const steer_agent *a = &s->agents[i];
+    if (!a->has_goal)
+        return false;
+    for (uint32_t n = 0; n < a->nnei; n++) {
+        uint32_t j = a->nei[n];
+        const steer_agent *b = &s->agents[j];
+        if (any_order ? !(b->blocks && same_goal(a, b)) : !steer_blocks(s, i, j))
+            continue;
+        float dx = b->pos[0] - a->pos[0], dz = b->pos[2] - a->pos[2];
+        /* stuck: anything in the half-plane ahead; else within the cone */
+        float contact = any_order ? STEER_STUCK_GAP : STEER_JAM_GAP;
+        float d = len2f(dx, dz), cosmin = any_order ? 0.0f : STEER_BLOCK_COS;
+        if (d - s->in[i].radius - s->in[j].radius <= contact &&
+            dx * dv[0] + dz * dv[1] >= cosmin * d * len2f(dv[0], dv[1]))
+            return true;
+    }
+    return false;
+}
+
+/*
+ * Crowd arrival of a moving `arrive` agent i (dv from follow): a settled
+ * agent of the same goal ahead of it (within STEER_BLOCK_COS of dv) ends its
+ * way where they would touch, so it brakes to stop there, as it would at
+ * the goal, and is `arrived` once there. A settled agent stops where it is.
+ */
+static void crowd_arrive(nav_steer *s, uint32_t i, float dv[2], follow_result *fr, bool *arrived) {
+    const nav_agent_in *in = &s->in[i];
+    const steer_agent *a = &s->agents[i];
+    if (a->settled) {
+        dv[0] = dv[1] = 0.0f;
+        fr->dist_end = 0.0f;
+        fr->stops = true;
+        *arrived = true;
+        return;
+    }
+    float sp = len2f(dv[0], dv[1]);
+    if (!a->has_goal || sp < 1e-6f)
+        return;
+    /* Slow already and touching a blocker ahead: the way is blocked, stop
+       here rather than shuffle along the group's edge (milling). */
+    if (len2f(in->vel[0], in->vel[2]) <= STEER_JAM_SPEED * in->max_speed &&
+        touches_blocker(s, i, dv, false)) {
+        dv[0] = dv[1] = 0.0f;
+        fr->dist_end = 0.0f;
+        fr->stops = true;
+        *arrived = true;
+        return;
+    }
+    float block = INFINITY;
+    for (uint32_t n = 0; n < a->nnei; n++) {
+        uint32_t j = a->nei[n];
+        const steer_agent *b = &s->agents[j];
+        if (!steer_blocks(s, i, j))
+            continue;
+        float dx = b->pos[0] - a->pos[0], dz = b->pos[2] - a->pos[2], d = len2f(dx, dz);
+        if (dx * dv[0] + dz * dv[1] < STEER_BLOCK_COS * d * sp)
+            continue;
+        float gap = d - in->radius - s->in[j].radius;
+        if (gap < block)
+            block = gap;
+    }
+    if (!(block < fr->dist_end))
+        return;
+    if (block < 0.0f)
+        block = 0.0f;
+    const nav_steer_params *pr = s->params;
+    float v = stopping_speed(in->max_speed, in->max_accel, block, in->arrive_radius, pr->dt,
+                             pr->arrive_tolerance);
+    dv[0] *= v / sp;
+    dv[1] *= v / sp;
+    fr->dist_end = block;
+    fr->stops = true;
+    if (block <= pr->arrive_tolerance)
+        *arrived = true;
 }
 
 /*
@@ -461,6 +625,8 @@ void steer_agent_tick(nav_steer *s, uint32_t i, nav_agent_out *o) {
         bool slow = in->behavior == NAV_BEHAVIOR_ARRIVE;
         st = follow(s, i, in->target, slow, in->arrive_radius, o, dv, &fr);
         arrived = fr.reached;
+        if (slow && st == NAV_OK)
+            crowd_arrive(s, i, dv, &fr, &arrived);
         break;
     }
     case NAV_BEHAVIOR_PURSUE: {
@@ -474,7 +640,7 @@ void steer_agent_tick(nav_steer *s, uint32_t i, nav_agent_out *o) {
                 t = pr->horizon;
             uint32_t tp;
             float ton[3];
-            if (snap_goal(s, in->target, &tp, ton) == NAV_OK) {
+            if (steer_snap_goal(s, in->target, &tp, ton) == NAV_OK) {
                 float pred[3] = {ton[0] + in->target_vel[0] * t, ton[1],
                                  ton[2] + in->target_vel[2] * t};
                 float nrm[3];
@@ -543,8 +709,22 @@ void steer_agent_tick(nav_steer *s, uint32_t i, nav_agent_out *o) {
     /* The behaviour stays the one followed: avoidance only corrects its
        velocity, which `avoiding` reports (the contract's enum has no value
        for it). */
-    if (pr->avoidance && in->max_speed > 0.0f && steer_avoid(s, i, dv, goal_dist, v))
+    /* a settled agent holds still: it neither dodges nor drifts (pushes
+       from newcomers still separate it) */
+    bool holds = a->settled ||
+                 (in->behavior == NAV_BEHAVIOR_ARRIVE && arrived && dv[0] == 0.0f && dv[1] == 0.0f);
+    if (pr->avoidance && in->max_speed > 0.0f && !holds && steer_avoid(s, i, dv, goal_dist, v))
         o->avoiding = true;
+    /* Crowd arrival, the case steer_settle cannot see: still, touching a
+       blocker ahead, and avoidance finds no way on (a wall on the other
+       side, say). Its way is blocked: it arrives where it stands. */
+    /* (wanting to move: not waiting at a link, nor already stopping) */
+    if (in->behavior == NAV_BEHAVIOR_ARRIVE && !arrived && !o->has_action &&
+        len2f(dv[0], dv[1]) > 1e-6f && len2f(v[0], v[1]) <= STEER_SETTLE_SPEED &&
+        len2f(in->vel[0], in->vel[2]) <= STEER_SETTLE_SPEED && touches_blocker(s, i, dv, true)) {
+        arrived = true;
+        v[0] = v[1] = 0.0f;
+    }
 
     /* limits: |v - v_old| <= max_accel * dt, then |v| <= max_speed */
     float ddx = v[0] - in->vel[0], ddz = v[1] - in->vel[2];

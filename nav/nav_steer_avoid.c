@@ -138,10 +138,18 @@ static float first_contact(const avoid_ctx *c, float vx, float vz) {
     return tmin;
 }
 
-static float penalty(const avoid_ctx *c, float vx, float vz, float dvx, float dvz) {
+/* The candidate's penalty, or, when it cannot beat `best`, a value >= best
+   (DetourCrowd's early out, exact here): every term after the first two is
+   >= 0 and the time-of-impact term is at least W_TOI / 1.1 (tmin <=
+   horizon), and float addition is monotone, so once the first two plus that
+   least term reach best the full sum would too; the caller only ever keeps
+   a penalty below best, so the choice is the same, bit for bit. */
+static float penalty(const avoid_ctx *c, float vx, float vz, float dvx, float dvz, float best) {
     float inv = 1.0f / c->vmax;
     float pen = W_DES * sqrtf((vx - dvx) * (vx - dvx) + (vz - dvz) * (vz - dvz)) * inv +
                 W_CUR * sqrtf((vx - c->vx) * (vx - c->vx) + (vz - c->vz) * (vz - c->vz)) * inv;
+    if (pen + W_TOI / (0.1f + 1.0f) >= best)
+        return best;
     float tmin = c->horizon, side = 0.0f, ovl = 0.0f;
     float tlim = stop_time(c, vx, vz);
     uint32_t nside = 0;
@@ -264,6 +272,9 @@ bool steer_avoid(nav_steer *s, uint32_t i, const float dv[2], float goal_dist, f
     c.n = 0;
     for (uint32_t k = 0; k < a->nnei; k++) {
         uint32_t j = a->nei[k];
+        /* j stops against i (crowd arrival): i keeps its way to the goal */
+        if (steer_blocks(s, j, i))
+            continue;
         c.rx[c.n] = s->agents[j].pos[0] - c.px;
         c.rz[c.n] = s->agents[j].pos[2] - c.pz;
         c.ox[c.n] = c.vx + s->in[j].vel[0];
@@ -315,8 +326,8 @@ bool steer_avoid(nav_steer *s, uint32_t i, const float dv[2], float goal_dist, f
     }
 
     float bx = dv[0], bz = dv[1];
-    float best = penalty(&c, bx, bz, dv[0], dv[1]);
-    float p0 = penalty(&c, 0.0f, 0.0f, dv[0], dv[1]);
+    float best = penalty(&c, bx, bz, dv[0], dv[1], INFINITY);
+    float p0 = penalty(&c, 0.0f, 0.0f, dv[0], dv[1], best);
     if (p0 < best) {
         best = p0;
         bx = bz = 0.0f;
@@ -327,7 +338,7 @@ bool steer_avoid(nav_steer *s, uint32_t i, const float dv[2], float goal_dist, f
         for (int d = 0; d < RING_DIVS; d++) {
             const float *u = unit16[2 * d + (ring - 1)];
             float cx = (u[0] * ux - u[1] * uz) * rad, cz = (u[0] * uz + u[1] * ux) * rad;
-            float pen = penalty(&c, cx, cz, dv[0], dv[1]);
+            float pen = penalty(&c, cx, cz, dv[0], dv[1], best);
             if (pen < best) {
                 best = pen;
                 bx = cx;
@@ -345,7 +356,7 @@ bool steer_avoid(nav_steer *s, uint32_t i, const float dv[2], float goal_dist, f
             float cz = cz0 + (u[0] * uz + u[1] * ux) * rad;
             if (cx * cx + cz * cz > c.vmax * c.vmax * 1.0001f)
                 continue;
-            float pen = penalty(&c, cx, cz, dv[0], dv[1]);
+            float pen = penalty(&c, cx, cz, dv[0], dv[1], best);
             if (pen < best) {
                 best = pen;
                 bx = cx;
@@ -441,5 +452,40 @@ void steer_separate(nav_steer *s) {
         }
         if (!moved)
             break;
+    }
+}
+
+void steer_clear_landings(nav_steer *s, const nav_agent_out *out) {
+    for (uint32_t i = 0; i < s->n; i++) {
+        if (!s->agents[i].ok || !out[i].has_action)
+            continue;
+        const float *L = out[i].action.end;
+        for (uint32_t j = 0; j < s->n; j++) {
+            steer_agent *b = &s->agents[j];
+            if (j == i || !b->ok || fabsf(b->npos[1] - L[1]) > STEER_FLOOR_DY)
+                continue;
+            float need = s->in[i].radius + s->in[j].radius;
+            float dx = b->npos[0] - L[0], dz = b->npos[2] - L[2];
+            float d = sqrtf(dx * dx + dz * dz);
+            if (d >= need)
+                continue;
+            float ux = 1.0f, uz = 0.0f; /* on the spot: aside along +x */
+            if (d > 1e-6f) {
+                ux = dx / d;
+                uz = dz / d;
+            }
+            float px = ux * (need - d), pz = uz * (need - d);
+            float share =
+                push_share(b->npos[0] - b->pos[0], b->npos[2] - b->pos[2], px, pz, b->budget);
+            if (share <= 0.0f)
+                continue;
+            float t[3] = {b->npos[0] + px * share, b->npos[1], b->npos[2] + pz * share};
+            float np[3];
+            uint32_t npoly;
+            if (steer_move_capped(s, j, b->npoly, b->npos, t, np, &npoly)) {
+                memcpy(b->npos, np, sizeof np);
+                b->npoly = npoly;
+            }
+        }
     }
 }

@@ -20,6 +20,8 @@
 #define STEER_PATH_POLYS 4096
 #define STEER_PATH_LINKS 64
 #define STEER_RAY_POLYS 256
+/* m: agents farther apart in y are on other floors (Recast's agent height) */
+#define STEER_FLOOR_DY 2.0f
 #define STEER_THIN_EXT 1e-4f /* xz half-size of a box that finds only containing polygons */
 
 /* A goal snapped this tick (many agents chase the same few targets). */
@@ -44,6 +46,15 @@ typedef struct steer_agent {
     uint32_t nei[STEER_MAX_NEI], nnei;
     uint32_t obs[STEER_MAX_OBS], nobs;
     uint8_t ok; /* snapped: takes part in the tick */
+    /* crowd arrival (steer_settle): an `arrive` agent with a target on the
+       mesh has_goal, its snapped goal and the 3-D distance to it; settled
+       when it stands still at the goal or against settled agents of the
+       same goal between it and the goal */
+    uint8_t has_goal, settled;
+    uint8_t blocks; /* stands in the way of farther agents of its goal */
+    uint32_t gpoly;
+    float goal[3];
+    float tdist;
 } steer_agent;
 
 struct nav_steer {
@@ -60,7 +71,8 @@ struct nav_steer {
     float inv_cell;
     float max_item_radius;
 
-    float *push; /* 2 per agent: separation displacement */
+    float *push;     /* 2 per agent: separation displacement */
+    uint64_t *order; /* per agent: the settle pass's order (nearest goal first) */
 
     /* the tick being computed (borrowed) */
     uint32_t n;
@@ -96,6 +108,33 @@ struct nav_steer {
  */
 nav_status steer_snap(const nav_mesh *m, const float p[3], const float ext[3], uint64_t exclude,
                       uint32_t *poly, float out[3]);
+
+/* steer_snap of a goal with the tick's extents and filter, memoised for the
+   tick (nav_steer_agent.c). */
+nav_status steer_snap_goal(nav_steer *s, const float g[3], uint32_t *poly, float out[3]);
+
+/*
+ * Crowd arrival (nav_steer_agent.c), after the neighbour lists and before
+ * the agent ticks: marks settled agents. An `arrive` agent is settled when
+ * it is still (input speed <= STEER_SETTLE_SPEED) and either within
+ * arrive_tolerance of its goal, or in contact (rim gap <= STEER_CONTACT)
+ * with a blocking agent of the same goal (steer_blocks) that is nearer the
+ * goal and lies ahead of it (within STEER_BLOCK_COS of the straight
+ * direction to the goal), or with two such, ahead on either side (wedged). A pure function of the
+ * input state: nearest goal first, so a blocker is decided before the agents behind it.
+ */
+void steer_settle(nav_steer *s);
+/* Agent j stands in the way of agent i toward their common goal: j blocks
+   (settled, still, or covering the goal) and is nearer the goal (ties by
+   index, so two agents never block each other). i then stops against j, so
+   j does not dodge i (valid after steer_settle). */
+bool steer_blocks(const nav_steer *s, uint32_t i, uint32_t j);
+#define STEER_SETTLE_SPEED 0.05f /* m/s: "still" */
+#define STEER_CONTACT 0.3f       /* m: rim gap that counts as touching */
+#define STEER_BLOCK_COS 0.5f     /* a blocker within 60 degrees of the way */
+#define STEER_STUCK_GAP 0.5f     /* m: the same once avoidance finds no way on */
+#define STEER_JAM_GAP 0.1f       /* m: rim gap of a touch that stops a slow agent */
+#define STEER_JAM_SPEED 0.25f    /* share of max_speed below which a touch ahead stops */
 
 /* Behaviour, avoidance, limits and move of agent i (nav_steer_agent.c). */
 void steer_agent_tick(nav_steer *s, uint32_t i, nav_agent_out *o);
@@ -133,6 +172,14 @@ bool steer_within(const nav_steer *s, uint32_t i, const float p[3]);
 /* Pushes overlapping agents apart along the surface, each push limited so the
    agent's whole displacement stays within its budget (npos / npoly). */
 void steer_separate(nav_steer *s);
+
+/* Landing spots cleared where possible: an agent that is given an off-mesh
+   link's action this tick (out[i].has_action) will land at the link's end;
+   every other agent on that floor overlapping a circle of the jumper's
+   radius there is pushed out of it, like a separation push (position only,
+   within what its speed budget leaves; max_speed 0 never moves). Scans all
+   agents per action: actions are few. */
+void steer_clear_landings(nav_steer *s, const nav_agent_out *out);
 
 /* Writes out[].pos / poly (pushes included), the velocity of the own move
    (steer_agent_tick: commanded, or made along a wall; never the push) and

@@ -33,6 +33,19 @@ static const char ISLANDS[] =
     "\"links\":[{\"start\":[3.5,0,2],\"end\":[10.5,0,2],\"radius\":0.5,\"bidirectional\":false,"
     "\"kind\":\"jump\"}]}";
 
+/* A ring: the 6 m x 6 m square [0,6]^2 at y = 0 in 2 m quads, the centre
+   quad [2,4]^2 cut out. Polygon 1 (x in [2,4], z in [0,2], the bottom
+   middle) is area 1, the rest area 0. From (1,0,1) to (5,0,1) the straight
+   way runs along the bottom row through polygon 1 (2 m of it); the other
+   way goes up the left column, along the top row and down the right
+   column, around the inner corners (2,0,4) and (4,0,4): 2 sqrt(10) + 2 =
+   8.32 m. */
+static const char RING[] =
+    "{\"vertices\":[[0,0,0],[2,0,0],[4,0,0],[6,0,0],[0,0,2],[2,0,2],[4,0,2],[6,0,2],"
+    "[0,0,4],[2,0,4],[4,0,4],[6,0,4],[0,0,6],[2,0,6],[4,0,6],[6,0,6]],"
+    "\"polygons\":[[0,1,5,4],[1,2,6,5],[2,3,7,6],[4,5,9,8],[6,7,11,10],[8,9,13,12],"
+    "[9,10,14,13],[10,11,15,14]],\"areas\":[0,1,0,0,0,0,0,0]}";
+
 static th_server srv;
 
 static void start_srv(void) {
@@ -43,6 +56,9 @@ static void start_srv(void) {
     ck_assert_int_eq(r.status, 201);
     th_response_free(&r);
     th_json(srv.port, "PUT", "/v1/navmeshes/islands", ISLANDS, &r);
+    ck_assert_int_eq(r.status, 201);
+    th_response_free(&r);
+    th_json(srv.port, "PUT", "/v1/navmeshes/ring", RING, &r);
     ck_assert_int_eq(r.status, 201);
     th_response_free(&r);
 }
@@ -367,6 +383,140 @@ START_TEST(step_uses_path_cache) {
 }
 END_TEST
 
+/* The first corner of a seeker's answer on `mesh` for a step body that
+   adds `opts` (",\"key\":value..." or "") to a one-agent request from
+   `from` toward `to`, plus its desired velocity and `arrived`. */
+static void seek_corner(const char *mesh, const char *from, const char *to, const char *opts,
+                        double c0[3], double dv[3], bool *arrived) {
+    char body[512];
+    snprintf(body, sizeof body,
+             "{\"dt\":0.1%s,\"agents\":[{\"id\":\"a\",\"position\":%s,\"radius\":0.3,"
+             "\"max_speed\":2,\"max_accel\":10,\"behavior\":\"seek\",\"target\":%s}]}",
+             opts, from, to);
+    json_t *j = post_step(mesh, body, 200, NULL);
+    json_t *a = json_array_get(json_object_get(j, "agents"), 0);
+    ck_assert_msg(json_object_get(a, "error") == NULL, "agent failed for %s", body);
+    json_t *c = json_array_get(json_object_get(a, "corners"), 0);
+    for (size_t k = 0; k < 3; k++) {
+        c0[k] = at(c, k);
+        dv[k] = at(json_object_get(a, "desired_velocity"), k);
+    }
+    *arrived = json_is_true(json_object_get(a, "arrived"));
+    json_decref(j);
+}
+
+/* Issue 11: step applies the path queries' area_costs, exclude_areas and
+   max_nodes (it used to ignore all three). On the ring (see RING), a seeker
+   from (1,0,1) to (5,0,1):
+   - by default goes straight: its first corner is the end (5,0,1) and its
+     desired velocity is (2,0,0);
+   - excluding area 1 closes the bottom middle: the way round the ring, first
+     corner the inner corner (2,0,4), heading (1,0,3)/sqrt(10) at 2 m/s;
+   - area 1 at cost 10 makes the straight way cost at least 20 (2 m in it)
+     against at most 12 for the way round (every polygon route round is
+     shorter than 12 m): round again; at cost 1.5 (straight: 2 + 3 = 5 <
+     8.32) straight again;
+   - a budget of 2 nodes in the corridor mesh from (1,0,1) to (9,0,1): the
+     search expands polygon 0 and opens polygon 1, then the pool is full; the
+     partial path ends at polygon 1's point nearest the end, (4,0,1), and the
+     agent keeps full speed (2 m/s) and is not `arrived` at that end.
+   Then: the same codec's errors, by name. */
+START_TEST(step_applies_filter_and_budget) {
+    double c[3], dv[3];
+    bool arrived;
+    seek_corner("ring", "[1,0,1]", "[5,0,1]", "", c, dv, &arrived);
+    ck_assert_double_eq_tol(c[0], 5, 1e-4);
+    ck_assert_double_eq_tol(c[2], 1, 1e-4);
+    ck_assert_double_eq_tol(dv[0], 2, 1e-4);
+    ck_assert_double_eq_tol(dv[2], 0, 1e-4);
+
+    const double ux = 2 / sqrt(10.0), uz = 6 / sqrt(10.0);
+    const char *round[] = {",\"exclude_areas\":[1]", ",\"area_costs\":{\"1\":10}",
+                           ",\"area_costs\":{\"1\":10},\"cache\":false"};
+    for (size_t k = 0; k < sizeof round / sizeof *round; k++) {
+        seek_corner("ring", "[1,0,1]", "[5,0,1]", round[k], c, dv, &arrived);
+        ck_assert_msg(fabs(c[0] - 2) < 1e-4 && fabs(c[2] - 4) < 1e-4,
+                      "%s: first corner (%g, %g), expected (2, 4)", round[k], c[0], c[2]);
+        ck_assert_double_eq_tol(dv[0], ux, 1e-4);
+        ck_assert_double_eq_tol(dv[2], uz, 1e-4);
+    }
+    seek_corner("ring", "[1,0,1]", "[5,0,1]", ",\"area_costs\":{\"1\":1.5}", c, dv, &arrived);
+    ck_assert_double_eq_tol(c[0], 5, 1e-4);
+    ck_assert_double_eq_tol(c[2], 1, 1e-4);
+
+    seek_corner("corridor", "[1,0,1]", "[9,0,1]", ",\"max_nodes\":2", c, dv, &arrived);
+    ck_assert_double_eq_tol(c[0], 4, 1e-4);
+    ck_assert_double_eq_tol(c[2], 1, 1e-4);
+    ck_assert_double_eq_tol(dv[0], 2, 1e-4);
+    ck_assert(!arrived);
+    seek_corner("corridor", "[4,0,1]", "[9,0,1]", ",\"max_nodes\":2", c, dv, &arrived);
+    ck_assert(!arrived); /* standing on a budget-cut end is not arriving */
+    seek_corner("corridor", "[1,0,1]", "[9,0,1]", ",\"max_nodes\":100", c, dv, &arrived);
+    ck_assert_double_eq_tol(c[0], 9, 1e-4);
+
+    assert_error("ring", "{\"dt\":0.1,\"max_nodes\":0,\"agents\":[]}", 400, "bad_request",
+                 "max_nodes");
+    assert_error("ring", "{\"dt\":0.1,\"exclude_areas\":[64],\"agents\":[]}", 400, "bad_request",
+                 "exclude_areas[0]");
+    assert_error("ring", "{\"dt\":0.1,\"area_costs\":{\"1\":-2},\"agents\":[]}", 400, "bad_request",
+                 "area_costs[\"1\"] must be a positive finite number");
+}
+END_TEST
+
+/* Issue 14 over HTTP: three `arrive` agents of radius 0.3 sent to one point
+   (9, 0, 1) of the corridor settle: the test plays the game (each answer's
+   position and velocity fed back, dt 0.1, at most 20 simulated s) until all
+   three say `arrived` with speed < 0.05 m/s; then 10 more ticks move nobody
+   by more than 1 cm, one agent stands within the 5 cm tolerance of the
+   target, and no two overlap by more than 5 cm. Only one agent fits on the
+   point: earlier builds kept the other two jostling, never arrived. */
+START_TEST(step_crowd_settles_over_http) {
+    double pos[3][3] = {{1, 0, 0.6}, {1, 0, 1.4}, {2.5, 0, 1}}, vel[3][3] = {{0}}, before[3][3];
+    bool arrived[3] = {false, false, false};
+    int settled_at = -1;
+    for (int tick = 0; tick < 210 && (settled_at < 0 || tick < settled_at + 11); tick++) {
+        char body[1024];
+        int len = snprintf(body, sizeof body, "{\"dt\":0.1,\"agents\":[");
+        for (int i = 0; i < 3; i++)
+            len += snprintf(body + len, sizeof body - (size_t)len,
+                            "%s{\"id\":\"c%d\",\"position\":[%.9g,%.9g,%.9g],"
+                            "\"velocity\":[%.9g,%.9g,%.9g],\"radius\":0.3,\"max_speed\":3,"
+                            "\"behavior\":\"arrive\",\"target\":[9,0,1]}",
+                            i ? "," : "", i, pos[i][0], pos[i][1], pos[i][2], vel[i][0], vel[i][1],
+                            vel[i][2]);
+        snprintf(body + len, sizeof body - (size_t)len, "]}");
+        json_t *j = post_step("corridor", body, 200, NULL);
+        bool all = true;
+        for (int i = 0; i < 3; i++) {
+            json_t *a = json_array_get(json_object_get(j, "agents"), (size_t)i);
+            for (int k = 0; k < 3; k++) {
+                pos[i][k] = at(json_object_get(a, "position"), (size_t)k);
+                vel[i][k] = at(json_object_get(a, "velocity"), (size_t)k);
+            }
+            arrived[i] = json_is_true(json_object_get(a, "arrived"));
+            all = all && arrived[i] && hypot(vel[i][0], vel[i][2]) < 0.05;
+        }
+        json_decref(j);
+        if (all && settled_at < 0) {
+            settled_at = tick;
+            memcpy(before, pos, sizeof before);
+        }
+    }
+    ck_assert_msg(settled_at >= 0, "the three never all arrived within 21 s");
+    double nearest = INFINITY;
+    for (int i = 0; i < 3; i++) {
+        ck_assert(arrived[i]);
+        ck_assert(hypot(vel[i][0], vel[i][2]) < 0.05);
+        ck_assert(hypot(pos[i][0] - before[i][0], pos[i][2] - before[i][2]) < 0.01);
+        double d = hypot(pos[i][0] - 9, pos[i][2] - 1);
+        nearest = d < nearest ? d : nearest;
+        for (int k = i + 1; k < 3; k++)
+            ck_assert(hypot(pos[i][0] - pos[k][0], pos[i][2] - pos[k][2]) >= 0.6 - 0.05);
+    }
+    ck_assert_msg(nearest <= 0.051, "nobody on the target: nearest %g m", nearest);
+}
+END_TEST
+
 extern Suite *api_step_suite(void);
 Suite *api_step_suite(void) {
     Suite *s = suite_create("api_step");
@@ -379,6 +529,8 @@ Suite *api_step_suite(void) {
     tcase_add_test(tc, step_link_action_closed_loop);
     tcase_add_test(tc, step_contract_enum_corners_speed);
     tcase_add_test(tc, step_uses_path_cache);
+    tcase_add_test(tc, step_applies_filter_and_budget);
+    tcase_add_test(tc, step_crowd_settles_over_http);
     suite_add_tcase(s, tc);
     return s;
 }

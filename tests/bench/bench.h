@@ -31,6 +31,8 @@ void bench_reach(void) __attribute__((weak));
 void bench_snap(void) __attribute__((weak));
 /* Steering figures (tests/bench/bench_steer.c, steering helper). */
 void bench_steer(void) __attribute__((weak));
+/* nav_step beside DetourCrowd itself (tests/bench/bench_crowd.c, steering helper). */
+void bench_crowd(void) __attribute__((weak));
 /* Mixed-traffic load/soak figures (tests/bench/bench_load.c, reliability helper). */
 void bench_load(void) __attribute__((weak));
 

@@ -544,9 +544,9 @@ int main(void) {
         const char *name;
         void (*run)(void);
     } sections[] = {
-        {"shared", bench_shared}, {"snap", NULL},       {"large", bench_large},
-        {"cache", bench_cache},   {"http", bench_http}, {"optimal", NULL},
-        {"reach", NULL},          {"steer", NULL},      {"load", NULL},
+        {"shared", bench_shared}, {"snap", NULL},    {"large", bench_large}, {"cache", bench_cache},
+        {"http", bench_http},     {"optimal", NULL}, {"reach", NULL},        {"steer", NULL},
+        {"load", NULL},           {"crowd", NULL},
     };
     for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++) {
         void (*run)(void) = sections[i].run;
@@ -561,6 +561,8 @@ int main(void) {
             run = bench_steer;
         else if (!strcmp(sections[i].name, "load"))
             run = bench_load;
+        else if (!strcmp(sections[i].name, "crowd"))
+            run = bench_crowd;
         if (!wanted(sections[i].name))
             continue;
         if (run)
