@@ -33,6 +33,8 @@ void bench_snap(void) __attribute__((weak));
 void bench_steer(void) __attribute__((weak));
 /* nav_step beside DetourCrowd itself (tests/bench/bench_crowd.c, steering helper). */
 void bench_crowd(void) __attribute__((weak));
+/* Replace latency under load and the health lane (tests/bench/bench_hardening.c). */
+void bench_hardening(void) __attribute__((weak));
 /* Mixed-traffic load/soak figures (tests/bench/bench_load.c, reliability helper). */
 void bench_load(void) __attribute__((weak));
 

@@ -546,7 +546,7 @@ int main(void) {
     } sections[] = {
         {"shared", bench_shared}, {"snap", NULL},    {"large", bench_large}, {"cache", bench_cache},
         {"http", bench_http},     {"optimal", NULL}, {"reach", NULL},        {"steer", NULL},
-        {"load", NULL},           {"crowd", NULL},
+        {"load", NULL},           {"crowd", NULL},   {"hardening", NULL},
     };
     for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++) {
         void (*run)(void) = sections[i].run;
@@ -563,6 +563,8 @@ int main(void) {
             run = bench_load;
         else if (!strcmp(sections[i].name, "crowd"))
             run = bench_crowd;
+        else if (!strcmp(sections[i].name, "hardening"))
+            run = bench_hardening;
         if (!wanted(sections[i].name))
             continue;
         if (run)
