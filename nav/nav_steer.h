@@ -180,6 +180,9 @@ typedef struct nav_agent_out {
     uint32_t ncorners;     /* >= 2 for a path behaviour, 0 otherwise (NAV_STEER_MAX_CORNERS) */
     nav_behavior behavior; /* one of the eight: whose desired velocity was followed */
     bool avoiding;
+    /* "stop here": at the goal and nearly still, or, for `arrive`, blocked
+       by still or arrived agents of the same goal nearer to it (crowd
+       arrival, steer_settle in nav_steer_internal.h) */
     bool arrived;
     uint32_t poly; /* polygon under pos */
     /* When status is NAV_E_OFF_MESH: which point was off the mesh
