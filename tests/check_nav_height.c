@@ -33,8 +33,9 @@ static float lat_h(uint32_t i, uint32_t j) {
  * the (nx + 1) x (nz + 1) lattice, each cell split along its diagonal
  * (i, j)-(i + 1, j + 1) into a lower triangle (below the diagonal, z - j <
  * x - i) and an upper one. Cell (hole_i, hole_j) gets no triangles (a crack,
- * when hole_i < nx), and a zero-area triangle along its bottom edge is
- * appended last (never contains a point, still has edges).
+ * when hole_i < nx). (It used to append a zero-area triangle too, to show
+ * the height lookup skips one; uploads with one are now refused with 422,
+ * see tests/badinput/mesh-detail-zero-area.case, so none reaches it.)
  */
 static nav_mesh *lattice_mesh(uint32_t nx, uint32_t nz, uint32_t hole_i, uint32_t hole_j) {
     float corners[12] = {0,         lat_h(0, 0),   0,         0,         lat_h(0, nz), (float)nz,
@@ -63,11 +64,6 @@ static nav_mesh *lattice_mesh(uint32_t nx, uint32_t nz, uint32_t hole_i, uint32_
             memcpy(&dt[3 * nt++], lower, sizeof lower);
             memcpy(&dt[3 * nt++], upper, sizeof upper);
         }
-    if (hole_i < nx) {
-        /* collinear: (hole_i, hole_j), (hole_i + 1, hole_j) and back */
-        uint32_t flat[3] = {LV(hole_i, hole_j), LV(hole_i + 1, hole_j), LV(hole_i, hole_j)};
-        memcpy(&dt[3 * nt++], flat, sizeof flat);
-    }
 #undef LV
     uint32_t dpoly[2] = {0, nt};
     nav_mesh_input in = {.verts = corners,
