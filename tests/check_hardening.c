@@ -24,6 +24,7 @@
 
 #include "api/api_internal.h"
 #include "service/svc_config.h"
+#include "tests/test_fixtures.h"
 #include "tests/test_http.h"
 
 extern Suite *hardening_suite(void);
@@ -52,6 +53,16 @@ static int connect_from(const char *src, int port) {
         close(fd);
         return -1;
     }
+    return fd;
+}
+
+/* Opens a connection and sends the start of a request, leaving it
+   half-sent; returns the descriptor. */
+static int hold_partial(int port, const char *start) {
+    int fd = connect_from("127.0.0.1", port);
+    ck_assert_int_ge(fd, 0);
+    size_t n = strlen(start);
+    ck_assert_int_eq((int)write(fd, start, n), (int)n);
     return fd;
 }
 
@@ -270,12 +281,9 @@ END_TEST
 START_TEST(t_sigterm_with_partial_request) {
     th_server s;
     ck_assert_int_eq(th_start(&s, NULL, NULL), 0);
-    int fd = connect_from("127.0.0.1", s.port);
-    ck_assert_int_ge(fd, 0);
-    static const char partial[] =
-        "POST /v1/navmeshes/x/path HTTP/1.1\r\nHost: x\r\n"
-        "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"st";
-    ck_assert_int_eq((int)write(fd, partial, sizeof partial - 1), (int)(sizeof partial - 1));
+    int fd =
+        hold_partial(s.port, "POST /v1/navmeshes/x/path HTTP/1.1\r\nHost: x\r\n"
+                             "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"st");
     usleep(200 * 1000);
     double t0 = now_s();
     ck_assert_int_eq(kill(s.pid, SIGTERM), 0);
@@ -294,44 +302,6 @@ START_TEST(t_sigterm_with_partial_request) {
 }
 END_TEST
 
-/* A flat grid of n x n unit squares as upload JSON (malloc'd). */
-static char *grid_json(int n) {
-    size_t cap = (size_t)(n + 1) * (n + 1) * 32 + (size_t)n * n * 48 + 64, len = 0;
-    char *b = malloc(cap);
-    ck_assert_ptr_nonnull(b);
-    len += (size_t)snprintf(b + len, cap - len, "{\"vertices\":[");
-    for (int z = 0; z <= n; z++)
-        for (int x = 0; x <= n; x++)
-            len += (size_t)snprintf(b + len, cap - len, "%s[%d,0,%d]", x || z ? "," : "", x, z);
-    len += (size_t)snprintf(b + len, cap - len, "],\"polygons\":[");
-    for (int z = 0; z < n; z++)
-        for (int x = 0; x < n; x++) {
-            int a = z * (n + 1) + x;
-            len += (size_t)snprintf(b + len, cap - len, "%s[%d,%d,%d,%d]", x || z ? "," : "", a,
-                                    a + n + 1, a + n + 2, a + 1);
-        }
-    snprintf(b + len, cap - len, "]}");
-    return b;
-}
-
-/* A step of n agents on the n_grid grid, every agent seeking the far
-   corner with the cache off: one search each (malloc'd JSON). */
-static char *step_body(int agents, int n_grid) {
-    size_t cap = (size_t)agents * 200 + 64, len = 0;
-    char *body = malloc(cap);
-    ck_assert_ptr_nonnull(body);
-    len += (size_t)snprintf(body + len, cap - len, "{\"dt\":0.05,\"cache\":false,\"agents\":[");
-    for (int i = 0; i < agents; i++)
-        len += (size_t)snprintf(body + len, cap - len,
-                                "%s{\"id\":\"a%d\",\"position\":[%d.5,0,%d.5],\"velocity\":[0,0,0],"
-                                "\"radius\":0.3,\"max_speed\":3,\"max_accel\":8,\"behavior\":"
-                                "\"seek\",\"target\":[%d.5,0,%d.5]}",
-                                i ? "," : "", i, i % 20, (i / 20) % 20, n_grid - 1 - i % 7,
-                                n_grid - 1);
-    snprintf(body + len, cap - len, "]}");
-    return body;
-}
-
 /* A step or a batch whose work outgrows --request-deadline-ms stops there:
    the step answers 503 naming the deadline at once (a 10,000-agent step
    used to run for 20 s and hold a worker), the batch answers the slots it
@@ -341,14 +311,14 @@ START_TEST(t_request_deadline) {
     const char *extra[] = {"--request-deadline-ms", "5", NULL};
     ck_assert_int_eq(th_start(&s, NULL, extra), 0);
     enum { N = 150, AGENTS = 3000, QUERIES = 1000 };
-    char *mesh = grid_json(N);
+    char *mesh = fx_grid_json(N);
     th_response r;
     ck_assert_int_eq(th_json(s.port, "PUT", "/v1/navmeshes/grid", mesh, &r), 0);
     ck_assert_int_eq(r.status, 201);
     th_response_free(&r);
     free(mesh);
 
-    char *body = step_body(AGENTS, N);
+    char *body = fx_step_body(AGENTS, N);
     double t0 = now_s();
     ck_assert_int_eq(th_json(s.port, "POST", "/v1/navmeshes/grid/step", body, &r), 0);
     double dt = now_s() - t0;
@@ -416,13 +386,13 @@ START_TEST(t_health_lane) {
     th_server s;
     const char *extra[] = {"--threads", "2", "--request-deadline-ms", "3000", NULL};
     ck_assert_int_eq(th_start(&s, NULL, extra), 0);
-    char *mesh = grid_json(150);
+    char *mesh = fx_grid_json(150);
     th_response r;
     ck_assert_int_eq(th_json(s.port, "PUT", "/v1/navmeshes/grid", mesh, &r), 0);
     ck_assert_int_eq(r.status, 201);
     th_response_free(&r);
     free(mesh);
-    char *body = step_body(10000, 150);
+    char *body = fx_step_body(10000, 150);
     enum { JOBS = 4 };
     pthread_t th[JOBS];
     lane_job jobs[JOBS];
@@ -478,7 +448,7 @@ START_TEST(t_query_body_limit) {
     ck_assert_int_eq(raw_status(s.port, head, sizeof head - 1, body, sizeof body), 413);
     ck_assert_msg(strstr(body, "--max-query-body"), "%s", body);
     /* A 10 KB upload is fine: uploads are held to --max-body (1 MiB here). */
-    char *mesh = grid_json(24);
+    char *mesh = fx_grid_json(24);
     ck_assert_int_gt((int)strlen(mesh), 8192);
     th_response r;
     ck_assert_int_eq(th_json(s.port, "PUT", "/v1/navmeshes/g", mesh, &r), 0);
@@ -497,12 +467,9 @@ START_TEST(t_body_memory_budget) {
     th_server s;
     const char *extra[] = {"--max-body-memory", "1M", "--max-body", "4M", NULL};
     ck_assert_int_eq(th_start(&s, NULL, extra), 0);
-    int a = connect_from("127.0.0.1", s.port);
-    ck_assert_int_ge(a, 0);
-    static const char head_a[] =
-        "PUT /v1/navmeshes/big HTTP/1.1\r\nHost: x\r\n"
-        "Content-Type: application/json\r\nContent-Length: 921600\r\n\r\n{";
-    ck_assert_int_eq((int)write(a, head_a, sizeof head_a - 1), (int)(sizeof head_a - 1));
+    int a =
+        hold_partial(s.port, "PUT /v1/navmeshes/big HTTP/1.1\r\nHost: x\r\n"
+                             "Content-Type: application/json\r\nContent-Length: 921600\r\n\r\n{");
     usleep(300 * 1000);
     char body[4096];
     static const char head_b[] = "PUT /v1/navmeshes/other HTTP/1.1\r\nHost: x\r\n"
@@ -511,7 +478,7 @@ START_TEST(t_body_memory_budget) {
     ck_assert_msg(strstr(body, "--max-body-memory"), "%s", body);
     close(a); /* the first client gives up: its reservation is released */
     usleep(300 * 1000);
-    char *mesh = grid_json(40); /* about 60 KB */
+    char *mesh = fx_grid_json(40); /* about 60 KB */
     th_response r;
     ck_assert_int_eq(th_json(s.port, "PUT", "/v1/navmeshes/other", mesh, &r), 0);
     ck_assert_msg(r.status == 201, "%d %.200s", r.status, r.body);
@@ -528,7 +495,7 @@ END_TEST
 START_TEST(t_batch_debug_cap) {
     th_server s;
     ck_assert_int_eq(th_start(&s, NULL, NULL), 0);
-    char *mesh = grid_json(150);
+    char *mesh = fx_grid_json(150);
     th_response r;
     ck_assert_int_eq(th_json(s.port, "PUT", "/v1/navmeshes/grid", mesh, &r), 0);
     ck_assert_int_eq(r.status, 201);

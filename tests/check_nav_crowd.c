@@ -313,6 +313,17 @@ START_TEST(other_targets_do_not_block) {
 }
 END_TEST
 
+/* Islands [0,4]x[0,4] and [10,14]x[0,4] joined by a one-way link
+   (3.5,0,2) -> (10.5,0,2) of radius 0.5. */
+static nav_mesh *link_islands(void) {
+    fx_builder *b = fx_new();
+    fx_quad(b, 0, 0, 4, 4, 0, 0);
+    fx_quad(b, 10, 0, 14, 4, 0, 0);
+    const float ls[3] = {3.5f, 0, 2}, le[3] = {10.5f, 0, 2};
+    fx_link(b, ls, le, 0.5f, 0, 0, "jump");
+    return fx_build(b);
+}
+
 /* An agent waiting at an off-mesh link's start (its path goes on by the
    link) is not "arrived" because a still agent of the same target stands
    next to it: it gets the link's action. Islands [0,4]x[0,4] and
@@ -320,12 +331,7 @@ END_TEST
    0.2 m before the link's start (within its radius), B (still) 0.9 m beside
    A, both sent to (12,0,2). */
 START_TEST(waiting_at_link_is_not_arrived) {
-    fx_builder *b = fx_new();
-    fx_quad(b, 0, 0, 4, 4, 0, 0);
-    fx_quad(b, 10, 0, 14, 4, 0, 0);
-    const float ls[3] = {3.5f, 0, 2}, le[3] = {10.5f, 0, 2};
-    fx_link(b, ls, le, 0.5f, 0, 0, "jump");
-    nav_mesh *m = fx_build(b);
+    nav_mesh *m = link_islands();
     const float target[3] = {12, 0, 2}, at[3] = {3.3f, 0, 2}, beside[3] = {3.3f, 0, 2.9f};
     crowd c;
     crowd_alloc(&c, m, 2, target);
@@ -347,12 +353,7 @@ END_TEST
    (0.6 m, the two radii) and left there. Without the clearing it would stand
    still where A lands. */
 START_TEST(landing_spot_is_cleared) {
-    fx_builder *b = fx_new();
-    fx_quad(b, 0, 0, 4, 4, 0, 0);
-    fx_quad(b, 10, 0, 14, 4, 0, 0);
-    const float ls[3] = {3.5f, 0, 2}, le[3] = {10.5f, 0, 2};
-    fx_link(b, ls, le, 0.5f, 0, 0, "jump");
-    nav_mesh *m = fx_build(b);
+    nav_mesh *m = link_islands();
     const float target[3] = {12, 0, 2}, at[3] = {3.3f, 0, 2}, on_spot[3] = {10.6f, 0, 2.1f};
     crowd c;
     crowd_alloc(&c, m, 2, target);

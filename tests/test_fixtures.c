@@ -477,3 +477,42 @@ int fx_answer_same(const fx_answer *x, const fx_answer *y) {
            memcmp(x->polys, y->polys, sizeof(uint32_t) * a->npolys) == 0 &&
            memcmp(x->links, y->links, sizeof(uint32_t) * a->nlinks) == 0;
 }
+
+/* ---- request bodies for the hardening tests and benchmarks ---- */
+
+char *fx_grid_json(int n) {
+    size_t cap = (size_t)(n + 1) * (n + 1) * 32 + (size_t)n * n * 48 + 64, len = 0;
+    char *b = malloc(cap);
+    if (!b)
+        return NULL;
+    len += (size_t)snprintf(b + len, cap - len, "{\"vertices\":[");
+    for (int z = 0; z <= n; z++)
+        for (int x = 0; x <= n; x++)
+            len += (size_t)snprintf(b + len, cap - len, "%s[%d,0,%d]", x || z ? "," : "", x, z);
+    len += (size_t)snprintf(b + len, cap - len, "],\"polygons\":[");
+    for (int z = 0; z < n; z++)
+        for (int x = 0; x < n; x++) {
+            int a = z * (n + 1) + x;
+            len += (size_t)snprintf(b + len, cap - len, "%s[%d,%d,%d,%d]", x || z ? "," : "", a,
+                                    a + n + 1, a + n + 2, a + 1);
+        }
+    snprintf(b + len, cap - len, "]}");
+    return b;
+}
+
+char *fx_step_body(int agents, int n_grid) {
+    size_t cap = (size_t)agents * 200 + 64, len = 0;
+    char *body = malloc(cap);
+    if (!body)
+        return NULL;
+    len += (size_t)snprintf(body + len, cap - len, "{\"dt\":0.05,\"cache\":false,\"agents\":[");
+    for (int i = 0; i < agents; i++)
+        len += (size_t)snprintf(body + len, cap - len,
+                                "%s{\"id\":\"a%d\",\"position\":[%d.5,0,%d.5],\"velocity\":[0,0,0],"
+                                "\"radius\":0.3,\"max_speed\":3,\"max_accel\":8,\"behavior\":"
+                                "\"seek\",\"target\":[%d.5,0,%d.5]}",
+                                i ? "," : "", i, i % 20, (i / 20) % 20, n_grid - 1 - i % 7,
+                                n_grid - 1);
+    snprintf(body + len, cap - len, "]}");
+    return body;
+}

@@ -114,4 +114,12 @@ const char *fx_shared_mesh_path(const char *file);
 /* Reads a whole file (malloc'd, NUL-terminated) or NULL. */
 char *fx_read_file(const char *path, size_t *len);
 
+/* A flat grid of n x n unit squares (y = 0) as upload JSON (malloc'd; NULL
+   on allocation failure). */
+char *fx_grid_json(int n);
+/* A step request body: `agents` agents in the grid's first 20 x 20 cells,
+   every one seeking the far corner of an n_grid grid with the cache off, so
+   each costs one full path search (malloc'd; NULL on allocation failure). */
+char *fx_step_body(int agents, int n_grid);
+
 #endif

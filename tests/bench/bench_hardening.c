@@ -124,25 +124,6 @@ static void bh_replaces(void) {
     th_cleanup(&s);
 }
 
-/* A flat grid of n x n unit squares as upload JSON (malloc'd). */
-static char *bh_grid(int n) {
-    size_t cap = (size_t)(n + 1) * (n + 1) * 32 + (size_t)n * n * 48 + 64, len = 0;
-    char *b = malloc(cap);
-    len += (size_t)snprintf(b + len, cap - len, "{\"vertices\":[");
-    for (int z = 0; z <= n; z++)
-        for (int x = 0; x <= n; x++)
-            len += (size_t)snprintf(b + len, cap - len, "%s[%d,0,%d]", x || z ? "," : "", x, z);
-    len += (size_t)snprintf(b + len, cap - len, "],\"polygons\":[");
-    for (int z = 0; z < n; z++)
-        for (int x = 0; x < n; x++) {
-            int a = z * (n + 1) + x;
-            len += (size_t)snprintf(b + len, cap - len, "%s[%d,%d,%d,%d]", x || z ? "," : "", a,
-                                    a + n + 1, a + n + 2, a + 1);
-        }
-    snprintf(b + len, cap - len, "]}");
-    return b;
-}
-
 static void bh_lane(void) {
     printf("\nthe health lane (/health and /metrics while every query thread runs a maximal "
            "step)\n");
@@ -154,22 +135,13 @@ static void bh_lane(void) {
         return;
     }
     enum { N = 150, AGENTS = 10000, PROBES = 40 };
-    char *mesh = bh_grid(N);
+    char *mesh = fx_grid_json(N);
     th_response r;
     th_request(s.port, "PUT", "/v1/navmeshes/grid", "application/json", mesh, strlen(mesh), NULL,
                &r);
     th_response_free(&r);
     free(mesh);
-    size_t cap = (size_t)AGENTS * 200 + 64, len = 0;
-    char *body = malloc(cap);
-    len += (size_t)snprintf(body + len, cap - len, "{\"dt\":0.05,\"cache\":false,\"agents\":[");
-    for (int i = 0; i < AGENTS; i++)
-        len += (size_t)snprintf(body + len, cap - len,
-                                "%s{\"id\":\"a%d\",\"position\":[%d.5,0,%d.5],\"velocity\":[0,0,0],"
-                                "\"radius\":0.3,\"max_speed\":3,\"max_accel\":8,\"behavior\":"
-                                "\"seek\",\"target\":[%d.5,0,%d.5]}",
-                                i ? "," : "", i, i % 20, (i / 20) % 20, N - 1 - i % 7, N - 1);
-    snprintf(body + len, cap - len, "]}");
+    char *body = fx_step_body(AGENTS, N);
     bh_shared sh = {.port = s.port, .path = "/v1/navmeshes/grid/step", .body = body};
     enum { LOADERS = 4 };
     pthread_t th[LOADERS];
