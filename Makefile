@@ -79,7 +79,7 @@ NAVD := $(if $(SAN),$(BUILD)/navd,$(BIN_DIR)/navd)
 TEST_RUNNER := $(BUILD)/check_navd
 BENCH_RUNNER := $(BUILD)/bench_navd
 
-.PHONY: all deps run test test-unit test-san test-tsan bench clean format format-check help test-browser \
+.PHONY: all deps run test test-unit test-san test-tsan bench bench-deps clean format format-check help test-browser \
         fuzz fuzz-short fuzz-build fuzz-run
 
 all: $(NAVD) $(LIBNAV)
@@ -150,8 +150,30 @@ $(TEST_RUNNER): $(TEST_OBJ) $(SVC_OBJ) $(API_OBJ) $(STORE_OBJ) $(LIBNAV)
 	$(CC) $(LDFLAGS_ALL) -o $@ $(TEST_OBJ) $(SVC_OBJ) $(API_OBJ) $(STORE_OBJ) $(LIBNAV) \
 	  $(PKG_LIBS) $(CHECK_LIBS) -lm
 
-$(BENCH_RUNNER): $(BENCH_OBJ) $(filter-out $(BUILD)/obj/tests/check_%,$(TEST_OBJ)) $(SVC_OBJ) $(API_OBJ) $(STORE_OBJ) $(LIBNAV)
-	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS) $(CHECK_LIBS) -lm
+# ---- Detour reference (benchmark only) ----------------------------------------
+# tests/bench/detour_ref.cpp runs upstream Detour (Debian's librecast-dev) on
+# the bench's meshes and queries, so the ratios are against Detour measured in
+# the same run. Only the bench runner links it; navd and libnav.a never do.
+DETOUR_INC := /usr/include/recastnavigation
+CXX ?= c++
+BENCH_EXTRA_OBJ += $(BUILD)/obj/tests/bench/detour_ref.o
+BENCH_EXTRA_LIBS += -lDetour -lstdc++
+$(BUILD)/obj/tests/bench/detour_ref.o: tests/bench/detour_ref.cpp tests/bench/detour_ref.h
+	@mkdir -p $(dir $@)
+	$(CXX) -std=c++11 -Wall -Wextra -Werror $(OPT) $(SANFLAGS) -I. -I$(DETOUR_INC) -c $< -o $@
+
+# librecast-dev from apt when missing, as `make deps` does for the libraries.
+bench-deps:
+	@if [ ! -f $(DETOUR_INC)/DetourNavMeshQuery.h ]; then \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  echo "bench: installing librecast-dev (Detour, the benchmark's reference)"; \
+	  $$SUDO apt-get update -qq; \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends \
+	    librecast-dev; \
+	fi
+
+$(BENCH_RUNNER): $(BENCH_OBJ) $(filter-out $(BUILD)/obj/tests/check_%,$(TEST_OBJ)) $(SVC_OBJ) $(API_OBJ) $(STORE_OBJ) $(LIBNAV) $(BENCH_EXTRA_OBJ)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS) $(CHECK_LIBS) $(BENCH_EXTRA_LIBS) -lm
 
 # ---- run / test / bench ---------------------------------------------------
 run: deps
@@ -180,7 +202,7 @@ test-tsan:
 	NAVD_BIN=$(abspath $(TSAN_BUILD)/navd) CK_RUN_SUITE=concurrency CK_DEFAULT_TIMEOUT=600 \
 	  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" $(TSAN_BUILD)/check_navd
 
-bench: deps
+bench: deps bench-deps
 	@$(MAKE) --no-print-directory $(NAVD) $(BENCH_RUNNER)
 	NAVD_BIN=$(abspath $(NAVD)) $(BENCH_RUNNER)
 

@@ -21,6 +21,7 @@
 #include "nav/nav_optimal.h"
 #include "nav/nav_query.h"
 #include "tests/bench/bench.h"
+#include "tests/bench/detour_ref.h"
 #include "tests/bench/mesh_json.h"
 #include "tests/test_fixtures.h"
 
@@ -42,7 +43,7 @@ typedef struct ob_fig {
 } ob_fig;
 
 static void ob_run(nav_query *q, const nav_mesh *m, const ob_req *rs, int n, nav_algo algo,
-                   const float ext[3], int reps, ob_buf *b, ob_fig *out) {
+                   const float ext[3], int reps, ob_buf *b, ob_fig *out, double *lens) {
     memset(out, 0, sizeof *out);
     double best = INFINITY;
     for (int r = 0; r < reps; r++) {
@@ -62,6 +63,8 @@ static void ob_run(nav_query *q, const nav_mesh *m, const ob_req *rs, int n, nav
             nav_status st = nav_find_path(q, m, &req, &b->res);
             if (r > 0)
                 continue;
+            if (lens)
+                lens[i] = 0;
             if (st != NAV_OK) {
                 out->failed++;
                 continue;
@@ -71,11 +74,51 @@ static void ob_run(nav_query *q, const nav_mesh *m, const ob_req *rs, int n, nav
                 l += hypot((double)b->corners[3 * c] - b->corners[3 * c - 3],
                            (double)b->corners[3 * c + 2] - b->corners[3 * c - 1]);
             out->len += l;
+            if (lens && !b->res.flags && b->res.algorithm == NAV_ALGO_OPTIMAL)
+                lens[i] = l;
             out->nodes += b->res.nodes_expanded;
             out->fallback += algo == NAV_ALGO_OPTIMAL && b->res.algorithm != NAV_ALGO_OPTIMAL;
         }
         double t = bench_now() - t0;
         best = t < best ? t : best;
+    }
+    out->us = best * 1e6 / (double)(n ? n : 1);
+}
+
+/* Detour on the same requests: best of `reps` passes; len sums the xz
+   length of Detour's complete paths over the requests our optimal search
+   answered (ok[i]), so the two sums compare the same paths. */
+typedef struct ob_dfig {
+    double us, len, olen, nodes;
+    int failed;
+} ob_dfig;
+
+static void ob_detour(detour_ref *d, const ob_req *rs, int n, const float ext[3], int reps,
+                      const double *olen, ob_dfig *out) {
+    memset(out, 0, sizeof *out);
+    double best = INFINITY;
+    for (int r = 0; r <= reps; r++) { /* pass 0 warms up and collects the figures */
+        double t0 = bench_now();
+        for (int i = 0; i < n; i++) {
+            double l = 0;
+            int nodes = 0;
+            int st =
+                detour_ref_path(d, rs[i].start, rs[i].end, ext, r ? NULL : &l, r ? NULL : &nodes);
+            if (r > 0)
+                continue;
+            if (st != 1) {
+                out->failed++;
+                continue;
+            }
+            out->nodes += nodes;
+            if (olen[i] > 0) {
+                out->len += l;
+                out->olen += olen[i];
+            }
+        }
+        double t = bench_now() - t0;
+        if (r > 0)
+            best = t < best ? t : best;
     }
     out->us = best * 1e6 / (double)(n ? n : 1);
 }
@@ -180,10 +223,13 @@ typedef enum ob_family { OB_SHARED, OB_PILLARS, OB_WALLS } ob_family;
 typedef struct ob_sum {
     double shared, large, walls;
     int nshared, nlarge, nwalls;
-    char slower[1024]; /* "mesh band ratio" of every band where optimal is slower */
+    char slower[1024];  /* "mesh band ratio" of every band where optimal is slower */
+    char dslower[1024]; /* the same against Detour */
+    detour_ref *detour; /* Detour on the current mesh, NULL when it cannot hold it */
 } ob_sum;
 
 static nav_optimal *ob_opt; /* the observed search (needed intervals) */
+static int ob_need_on;      /* NAVD_BENCH_NEEDED=1: the (slow) needed-interval analysis */
 
 static void ob_band(nav_query *q, const nav_mesh *m, const char *mesh, const char *band,
                     const ob_req *rs, int n, const float ext[3], int reps, ob_buf *b, ob_family fam,
@@ -191,18 +237,37 @@ static void ob_band(nav_query *q, const nav_mesh *m, const char *mesh, const cha
     if (n == 0)
         return;
     ob_fig c, o;
-    ob_run(q, m, rs, n, NAV_ALGO_CORRIDOR, ext, 1, b, &c); /* warm up */
-    ob_run(q, m, rs, n, NAV_ALGO_OPTIMAL, ext, 1, b, &o);
-    ob_run(q, m, rs, n, NAV_ALGO_CORRIDOR, ext, reps, b, &c);
-    ob_run(q, m, rs, n, NAV_ALGO_OPTIMAL, ext, reps, b, &o);
+    ob_dfig d = {0};
+    double *lens = calloc((size_t)n, sizeof *lens);
+    ob_run(q, m, rs, n, NAV_ALGO_CORRIDOR, ext, 1, b, &c, NULL); /* warm up */
+    ob_run(q, m, rs, n, NAV_ALGO_OPTIMAL, ext, 1, b, &o, NULL);
+    ob_run(q, m, rs, n, NAV_ALGO_CORRIDOR, ext, reps, b, &c, NULL);
+    ob_run(q, m, rs, n, NAV_ALGO_OPTIMAL, ext, reps, b, &o, lens);
+    if (sum->detour && lens)
+        ob_detour(sum->detour, rs, n, ext, reps, lens, &d);
+    free(lens);
     double ratio = o.us / c.us;
-    double need = ob_opt ? ob_needed(q, ob_opt, m, rs, n, ext, b) : 0;
+    double need = ob_opt && ob_need_on ? ob_needed(q, ob_opt, m, rs, n, ext, b) : 0;
     printf("  %-10s %-6s %4d queries: optimal %8.2f us  corridor %8.2f us  ratio %5.2f | nodes "
            "%7.0f vs %7.0f (ratio %4.2f), %3.0f%% needed | corridor paths %.2f%% longer | "
            "fallbacks %d\n",
            mesh, band, n, o.us, c.us, ratio, o.nodes / n, c.nodes / n,
            c.nodes > 0 ? o.nodes / c.nodes : 0.0, need,
            o.len > 0 ? 100.0 * (c.len - o.len) / o.len : 0.0, o.fallback);
+    if (sum->detour) {
+        double dr = o.us / d.us;
+        printf("  %-10s %-6s            Detour   %8.2f us  optimal/Detour %5.2f  corridor/Detour "
+               "%5.2f | Detour nodes %7.0f | Detour paths %.2f%% longer | Detour failed %d\n",
+               mesh, band, d.us, dr, c.us / d.us, d.nodes / n,
+               d.olen > 0 ? 100.0 * (d.len - d.olen) / d.olen : 0.0, d.failed);
+        size_t k = strlen(sum->dslower);
+        if (dr > 1.0 && k + 48 < sizeof sum->dslower)
+            snprintf(sum->dslower + k, sizeof sum->dslower - k, "%s%s %s %.2f", k ? ", " : "", mesh,
+                     band, dr);
+    } else {
+        printf("  %-10s %-6s            Detour: not measured (cannot hold this mesh in one tile)\n",
+               mesh, band);
+    }
     if (fam == OB_WALLS) {
         sum->walls += ratio;
         sum->nwalls++;
@@ -225,9 +290,9 @@ static int ob_cmp(const void *a, const void *b) {
 }
 
 static void ob_shared(nav_query *q, ob_buf *b, ob_sum *sum) {
-    static const char *const names[] = {"dungeon", "nav_test", "undulating"};
+    static const char *const names[] = {"dungeon", "nav_test", "undulating", "town"};
     const float ext[3] = {2, 4, 2};
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 4; k++) {
         char file[128];
         snprintf(file, sizeof file, "%s.navmesh.json", names[k]);
         const char *mp = fx_shared_mesh_path(file);
@@ -253,10 +318,14 @@ static void ob_shared(nav_query *q, ob_buf *b, ob_sum *sum) {
             n++;
         }
         qsort(rs, (size_t)n, sizeof *rs, ob_cmp);
+        sum->detour = detour_ref_new(m->verts, m->nverts, m->poly_start, m->poly_verts, m->poly_nei,
+                                     m->npolys, 65535);
         int t = n / 3;
         ob_band(q, m, names[k], "short", rs, t, ext, 5, b, OB_SHARED, sum);
         ob_band(q, m, names[k], "medium", rs + t, t, ext, 5, b, OB_SHARED, sum);
         ob_band(q, m, names[k], "long", rs + 2 * t, n - 2 * t, ext, 5, b, OB_SHARED, sum);
+        detour_ref_free(sum->detour);
+        sum->detour = NULL;
         free(rs);
         free(qs);
         nav_mesh_free(m);
@@ -286,6 +355,8 @@ static void ob_large(nav_query *q, ob_buf *b, ob_sum *sum, int walls) {
     o.walls = walls;
     o.islands = 0;
     nav_mesh *m = fx_random(2024, &o);
+    sum->detour = detour_ref_new(m->verts, m->nverts, m->poly_start, m->poly_verts, m->poly_nei,
+                                 m->npolys, 65535);
     const char *family = walls ? "walls320" : "random320";
     printf("  fx_random 320 x 320, %s: %u polygons\n",
            walls ? "15% of cells in wall segments" : "holes 20%", nav_mesh_polygon_count(m));
@@ -314,6 +385,8 @@ static void ob_large(nav_query *q, ob_buf *b, ob_sum *sum, int walls) {
                 walls ? OB_WALLS : OB_PILLARS, sum);
         free(rs);
     }
+    detour_ref_free(sum->detour);
+    sum->detour = NULL;
     nav_mesh_free(m);
 }
 
@@ -335,6 +408,7 @@ void bench_optimal(void) {
            "   cheapest of all intervals expanded there; perfect dominance pruning could remove\n"
            "   only the rest)\n");
     ob_opt = nav_optimal_new(1u << 18); /* the analysis wants complete searches */
+    ob_need_on = getenv("NAVD_BENCH_NEEDED") && getenv("NAVD_BENCH_NEEDED")[0] == '1';
     ob_sum sum = {0};
     ob_shared(q, b, &sum);
     ob_large(q, b, &sum, 0);
@@ -350,6 +424,7 @@ void bench_optimal(void) {
     if (nall)
         printf(" all %.2f\n", (sum.shared + sum.large + sum.walls) / nall);
     printf("  optimal slower than corridor in: %s\n", sum.slower[0] ? sum.slower : "no band");
+    printf("  optimal slower than Detour in: %s\n", sum.dslower[0] ? sum.dslower : "no band");
     nav_optimal_free(ob_opt);
     ob_opt = NULL;
     free(b);
