@@ -36,6 +36,7 @@ typedef struct api_config {
     unsigned max_pending_writes; /* navmesh writes queued or running (503 beyond); 0 = 64 */
     unsigned max_connections_per_ip; /* 0: no per-address limit */
     unsigned request_deadline_ms;    /* compute budget of a batch or a step; 0 = none */
+    unsigned max_level_triangles;    /* triangles per level (422 invalid_level beyond) */
     int allow_open_writes;           /* no key: accept writes from non-loopback peers too */
 } api_config;
 

@@ -29,6 +29,7 @@
     X(API_E_UNSUPPORTED_MEDIA_TYPE, 415, "unsupported_media_type")                                 \
     X(API_E_INVALID_NAVMESH, 422, "invalid_navmesh")                                               \
     X(API_E_POINT_OFF_MESH, 422, "point_off_mesh")                                                 \
+    X(API_E_INVALID_LEVEL, 422, "invalid_level")                                                   \
     X(API_E_INTERNAL, 500, "internal")                                                             \
     X(API_E_UNAVAILABLE, 503, "unavailable")
 

@@ -238,6 +238,10 @@ api_code api_registry_delete(api_registry *r, const char *name, api_err *e) {
     return API_OK;
 }
 
+store *api_registry_store(api_registry *r) {
+    return r->st;
+}
+
 size_t api_registry_count(api_registry *r) {
     pthread_rwlock_rdlock(&r->lock);
     size_t n = r->n;

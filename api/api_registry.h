@@ -60,6 +60,9 @@ api_code api_registry_delete(api_registry *r, const char *name, api_err *e);
 
 /* Number of navmeshes loaded. */
 size_t api_registry_count(api_registry *r);
+/* The store the registry writes through, for the other kinds it keeps
+   (levels): borrowed, valid as long as the registry. */
+store *api_registry_store(api_registry *r);
 
 /*
  * Every current entry sorted by name, each with a reference taken; *out is

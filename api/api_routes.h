@@ -36,6 +36,11 @@
     X(RAYCAST, "POST", "/v1/navmeshes/{name}/raycast", api_h_raycast, API_R_JSON)                  \
     X(REACHABLE, "POST", "/v1/navmeshes/{name}/reachable", api_h_reachable, API_R_JSON)            \
     X(STEP, "POST", "/v1/navmeshes/{name}/step", api_h_step, API_R_JSON | API_R_POOL)              \
+    X(LEVEL_LIST, "GET", "/v1/levels", api_h_level_list, API_R_POOL)                               \
+    X(LEVEL_GET, "GET", "/v1/levels/{name}", api_h_level_get, API_R_POOL)                          \
+    X(LEVEL_PUT, "PUT", "/v1/levels/{name}", api_h_level_put,                                      \
+      API_R_AUTH | API_R_MESH | API_R_WRITE)                                                       \
+    X(LEVEL_DELETE, "DELETE", "/v1/levels/{name}", api_h_level_delete, API_R_AUTH | API_R_WRITE)   \
     /* further routes go above this line */
 
 #endif

@@ -69,6 +69,8 @@ static const svc_option options[] = {
      "vertices per navmesh"},
     {"max-verts-per-poly", "NAVD_MAX_VERTS_PER_POLY", SVC_UINT, "64", 3, 65536,
      F(max_verts_per_poly), "vertices per polygon"},
+    {"max-level-triangles", "NAVD_MAX_LEVEL_TRIANGLES", SVC_UINT, "4000000", 1, 400000000,
+     F(max_level_triangles), "triangles per level (bake source geometry)"},
     {"max-links", "NAVD_MAX_LINKS", SVC_UINT, "100000", 0, 100000000, F(max_links),
      "off-mesh links per navmesh"},
     {"cache-bytes", "NAVD_CACHE_BYTES", SVC_BYTES, "64M", 0, 64 * GIB, F(cache_bytes),

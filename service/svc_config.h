@@ -35,6 +35,7 @@ typedef struct svc_config {
     uint64_t max_connections_per_ip;
     uint64_t request_deadline_ms;
     uint64_t max_query_body;
+    uint64_t max_level_triangles;
     uint64_t max_body_memory;
     bool allow_open_writes;
     char log_level[16];

@@ -91,6 +91,7 @@ static void to_api_config(const svc_config *c, api_config *a) {
     a->max_pending_writes = (unsigned)c->max_pending_writes;
     a->max_connections_per_ip = (unsigned)c->max_connections_per_ip;
     a->request_deadline_ms = (unsigned)c->request_deadline_ms;
+    a->max_level_triangles = (unsigned)c->max_level_triangles;
     a->allow_open_writes = c->allow_open_writes;
 }
 
