@@ -199,36 +199,31 @@ void api_h_level_get(api_req *r) {
     nav_level_free(l);
 }
 
-typedef struct level_list {
-    json_t *arr;
-    int bad;
-} level_list;
-
 static int level_list_one(void *ctx, const store_meta *meta, const void *blob, size_t len) {
-    level_list *ll = ctx;
+    json_t *arr = ctx;
     nav_level *l = NULL;
     nav_error ne;
     if (nav_level_deserialize(blob, len, &l, &ne) != NAV_OK) {
-        ll->bad++; /* listed by name only: GET of it says what is wrong */
-        json_array_append_new(ll->arr, json_pack("{s:s,s:I,s:s}", "name", meta->name, "version",
-                                                 (json_int_t)meta->version, "error", "damaged"));
+        /* listed by name only: GET of it says what is wrong */
+        json_array_append_new(arr, json_pack("{s:s,s:I,s:s}", "name", meta->name, "version",
+                                             (json_int_t)meta->version, "error", "damaged"));
         return 0;
     }
-    json_array_append_new(ll->arr, level_meta(meta, l));
+    json_array_append_new(arr, level_meta(meta, l));
     nav_level_free(l);
     return 0;
 }
 
 void api_h_level_list(api_req *r) {
-    level_list ll = {.arr = json_array()};
+    json_t *arr = json_array();
     store_status ss =
-        store_each(api_registry_store(api_req_registry(r)), STORE_LEVEL, level_list_one, &ll, NULL);
+        store_each(api_registry_store(api_req_registry(r)), STORE_LEVEL, level_list_one, arr, NULL);
     if (ss != STORE_OK) {
-        json_decref(ll.arr);
+        json_decref(arr);
         api_reply_fail(r, api_code_from_store(ss), "the levels could not be listed");
         return;
     }
-    api_reply_json(r, API_OK, json_pack("{s:o}", "levels", ll.arr));
+    api_reply_json(r, API_OK, json_pack("{s:o}", "levels", arr));
 }
 
 void api_h_level_delete(api_req *r) {
