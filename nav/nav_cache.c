@@ -227,7 +227,9 @@ void nav_cache_stats_get(const nav_cache *c, nav_cache_stats *out) {
 static uint64_t key_hash(const cache_key *k) {
     const unsigned char *p = (const unsigned char *)k;
     uint64_t h = 0x9e3779b97f4a7c15ull;
-    for (size_t i = 0; i + 8 <= sizeof(*k); i += 8) {
+    /* the stored prefix only: the cost words after it are all 0 */
+    size_t n = key_len(k);
+    for (size_t i = 0; i + 8 <= n + 7 && i + 8 <= sizeof(*k); i += 8) {
         uint64_t w;
         memcpy(&w, p + i, 8);
         h ^= w;
@@ -247,6 +249,13 @@ static void key_base(cache_key *k, const nav_mesh *m, const nav_path_prep *prep,
     k->kind = kind;
     k->algo = (uint32_t)prep->algo;
     k->budget = prep->budget;
+    /* the default filter (every cost 1, nothing excluded: most requests)
+       leaves every cost word 0; checked in one pass before the general one */
+    const float *cost = prep->filter.area_cost;
+    /* every cost equals the next one (one memcmp), and the first is 1 */
+    if (k->exclude_mask == 0 && cost[0] == 1.0f &&
+        memcmp(cost, cost + 1, sizeof(float) * (NAV_MAX_AREAS - 1)) == 0)
+        return;
     const float one = 1.0f;
     uint32_t one_bits;
     memcpy(&one_bits, &one, 4);
@@ -590,6 +599,42 @@ nav_status nav_find_path_cached(nav_query *q, nav_cache *c, const nav_mesh *m,
     return st;
 }
 
+/* nav_find_path_reuse after validation and snapping (prep.sp / ep set). */
+static nav_status reuse_snapped(nav_query *q, nav_cache *c, const nav_mesh *m,
+                                const nav_path_prep *prep, nav_path_result *res,
+                                nav_cache_result *outcome) {
+    /* The algorithm is not part of the key: the canonical corridor is the
+       same whatever the request asked for. */
+    cache_key k2;
+    key_base(&k2, m, prep, KEY_CORRIDOR);
+    k2.algo = 0;
+    k2.start_poly = prep->sp;
+    k2.end_poly = prep->ep;
+    uint64_t h2 = key_hash(&k2);
+    uint32_t expanded = 0;
+    if (c && lookup_corridor(c, q, &k2, h2, &expanded)) {
+        atomic_fetch_add(&c->hits, 1);
+        atomic_fetch_add(&c->corridor_hits, 1);
+        *outcome = NAV_CACHE_HIT;
+        return nav_path_pull_corridor(m, prep, q->corr_polys, q->corr_via, q->corr_n, expanded,
+                                      res);
+    }
+    if (c) {
+        atomic_fetch_add(&c->misses, 1);
+        *outcome = NAV_CACHE_MISS;
+    }
+    nav_status st = nav_path_canonical(q, m, prep, &expanded);
+    if (st == NAV_OK) {
+        if (c)
+            store_corridor(c, q, &k2, h2, expanded);
+        return nav_path_pull_corridor(m, prep, q->corr_polys, q->corr_via, q->corr_n, expanded,
+                                      res);
+    }
+    /* No canonical corridor (unreachable end, exclusions, budget): the
+       fresh answer, which depends on the request alone as well. */
+    return nav_path_run(q, m, prep, res);
+}
+
 nav_status nav_find_path_reuse(nav_query *q, nav_cache *c, const nav_mesh *m,
                                const nav_path_request *req, nav_path_result *res,
                                nav_cache_result *outcome) {
@@ -612,35 +657,34 @@ nav_status nav_find_path_reuse(nav_query *q, nav_cache *c, const nav_mesh *m,
         }
         return st;
     }
+    return reuse_snapped(q, c, m, &prep, res, outcome);
+}
 
-    /* The algorithm is not part of the key: the canonical corridor is the
-       same whatever the request asked for. */
-    cache_key k2;
-    key_base(&k2, m, &prep, KEY_CORRIDOR);
-    k2.algo = 0;
-    k2.start_poly = prep.sp;
-    k2.end_poly = prep.ep;
-    uint64_t h2 = key_hash(&k2);
-    uint32_t expanded = 0;
-    if (c && lookup_corridor(c, q, &k2, h2, &expanded)) {
-        atomic_fetch_add(&c->hits, 1);
-        atomic_fetch_add(&c->corridor_hits, 1);
-        *outcome = NAV_CACHE_HIT;
-        return nav_path_pull_corridor(m, &prep, q->corr_polys, q->corr_via, q->corr_n, expanded,
-                                      res);
-    }
-    if (c) {
-        atomic_fetch_add(&c->misses, 1);
-        *outcome = NAV_CACHE_MISS;
-    }
-    st = nav_path_canonical(q, m, &prep, &expanded);
-    if (st == NAV_OK) {
-        if (c)
-            store_corridor(c, q, &k2, h2, expanded);
-        return nav_path_pull_corridor(m, &prep, q->corr_polys, q->corr_via, q->corr_n, expanded,
-                                      res);
-    }
-    /* No canonical corridor (unreachable end, exclusions, budget): the
-       fresh answer, which depends on the request alone as well. */
-    return nav_path_run(q, m, &prep, res);
+nav_status nav_find_path_reuse_at(nav_query *q, nav_cache *c, const nav_mesh *m,
+                                  const nav_path_request *req, uint32_t sp, uint32_t ep,
+                                  uint32_t stop_corners, double stop_len, nav_path_result *res,
+                                  nav_cache_result *outcome) {
+    nav_cache_result dummy;
+    if (!outcome)
+        outcome = &dummy;
+    *outcome = NAV_CACHE_BYPASS;
+    if (res && res->expanded)
+        c = NULL;
+    nav_path_prep prep;
+    nav_status st = nav_path_validate(q, m, req, res, &prep);
+    if (st != NAV_OK)
+        return st;
+    if (sp >= m->npolys || ep >= m->npolys)
+        return NAV_E_INVALID_ARG;
+    prep.sp = sp;
+    prep.ep = ep;
+    prep.stop_corners = stop_corners;
+    prep.stop_len = stop_len;
+    memcpy(prep.spt, req->start, sizeof prep.spt);
+    memcpy(prep.ept, req->end, sizeof prep.ept);
+    res->start_poly = sp;
+    res->end_poly = ep;
+    memcpy(res->start, req->start, sizeof res->start);
+    memcpy(res->end, req->end, sizeof res->end);
+    return reuse_snapped(q, c, m, &prep, res, outcome);
 }

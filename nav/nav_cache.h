@@ -130,4 +130,22 @@ nav_status nav_find_path_reuse(nav_query *q, nav_cache *c, const nav_mesh *m,
                                const nav_path_request *req, nav_path_result *res,
                                nav_cache_result *outcome);
 
+/*
+ * nav_find_path_reuse for ends the caller has already snapped: req->start
+ * lies on polygon sp and req->end on ep (as nav_mesh_nearest within
+ * req->extents would put them; not checked), so no snapping runs; the
+ * answer is the one nav_find_path_reuse gives for those polygons and
+ * points. For steering, which snaps every agent and goal once per tick.
+ * stop_corners > 0: only the path's first corners are wanted; string
+ * pulling stops once stop_corners corners are out and they span at least
+ * stop_len metres in xz, with NAV_PATH_TRUNCATED when it stopped before
+ * the path's end (the corners given are the whole path's first ones,
+ * exactly; the end may be the last of them).
+ * NAV_E_INVALID_ARG when sp or ep is not a polygon of m.
+ */
+nav_status nav_find_path_reuse_at(nav_query *q, nav_cache *c, const nav_mesh *m,
+                                  const nav_path_request *req, uint32_t sp, uint32_t ep,
+                                  uint32_t stop_corners, double stop_len, nav_path_result *res,
+                                  nav_cache_result *outcome);
+
 #endif

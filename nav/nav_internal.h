@@ -107,6 +107,10 @@ struct nav_mesh {
     uint8_t *poly_open;
     uint64_t area_mask;
     uint64_t link_area_mask;
+    /* The corner visibility graph of the exact search (nav_corner.h), built
+       with the mesh, or NULL (too large: the interval search answers). */
+    struct nav_cgraph *cgraph;
+    uint8_t cgraph_origin; /* nav_graph_origin */
 };
 
 #define NAV_LINK_REVERSE 0x80000000u

@@ -92,6 +92,20 @@ bool nav_mesh_has_detail(const nav_mesh *m);
 /* Bytes of memory owned by the mesh (for metrics and benchmarks). */
 size_t nav_mesh_memory(const nav_mesh *m);
 
+/*
+ * Where the exact search's corner graph (precomputed with the mesh) came
+ * from: built with it, loaded from a stored blob, rebuilt because the
+ * stored copy was missing or damaged (its CRC), or none (too large: the
+ * slower interval search answers exact queries).
+ */
+typedef enum nav_graph_origin {
+    NAV_GRAPH_NONE,
+    NAV_GRAPH_BUILT,
+    NAV_GRAPH_LOADED,
+    NAV_GRAPH_REBUILT
+} nav_graph_origin;
+nav_graph_origin nav_mesh_graph_origin(const nav_mesh *m);
+
 /* ---- per polygon / link accessors ---- */
 uint8_t nav_mesh_poly_area(const nav_mesh *m, uint32_t poly);
 uint32_t nav_mesh_poly_component(const nav_mesh *m, uint32_t poly);

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "nav/nav_mesh_internal.h"
+#include "nav/nav_corner.h"
 #include "nav/nav_optimal.h"
 
 /* fminf/fmaxf are library calls here (NaN rules); inputs are finite. */
@@ -39,6 +40,10 @@ static inline float nav_maxf(float a, float b) {
 
 static atomic_uint_fast64_t nav_next_uid = 1;
 
+uint64_t nav_mesh_next_uid(void) {
+    return atomic_fetch_add(&nav_next_uid, 1);
+}
+
 nav_status nav_set_error(nav_error *err, nav_status s, const char *fmt, ...) {
     if (err) {
         err->status = s;
@@ -52,7 +57,7 @@ nav_status nav_set_error(nav_error *err, nav_status s, const char *fmt, ...) {
 
 /* ---- small allocation helpers that keep the memory tally ---- */
 
-static void *nav_alloc(nav_mesh_ext *x, size_t n, size_t size) {
+void *nav_mesh_alloc(nav_mesh_ext *x, size_t n, size_t size) {
     if (n == 0)
         n = 1;
     if (size && n > SIZE_MAX / size)
@@ -90,6 +95,7 @@ void nav_mesh_free(nav_mesh *m) {
     free(m->poly_twin);
     free(m->poly_corner);
     free(m->poly_open);
+    nav_corner_free(m->cgraph);
     free(x->link_in);
     nav_height_accel_free(x);
     free(x);
@@ -129,7 +135,7 @@ static nav_status nav_check_limits(const nav_mesh_input *in, const nav_mesh_limi
     return NAV_OK;
 }
 
-static nav_status nav_check_input(const nav_mesh_input *in, nav_error *err) {
+nav_status nav_mesh_check_input(const nav_mesh_input *in, nav_error *err) {
     if ((in->nverts && !in->verts) || (in->npolys && (!in->poly_start || !in->poly_verts)) ||
         (in->nlinks && !in->links))
         return nav_set_error(err, NAV_E_INVALID_ARG, "the navmesh input has a missing array");
@@ -322,7 +328,7 @@ static nav_status nav_weld(const float *verts, uint32_t n, uint32_t *weld) {
 /* ---- polygon geometry checks ---- */
 
 /* Twice the signed xz area of polygon ids[0..n) over verts. */
-static double nav_signed_area2(const float *verts, const uint32_t *ids, uint32_t n) {
+double nav_mesh_signed_area2(const float *verts, const uint32_t *ids, uint32_t n) {
     double s = 0;
     for (uint32_t i = 0; i < n; i++) {
         const float *a = &verts[3 * (size_t)ids[i]], *b = &verts[3 * (size_t)ids[(i + 1) % n]];
@@ -337,7 +343,7 @@ static double nav_signed_area2(const float *verts, const uint32_t *ids, uint32_t
  * no edge doubles back, and the boundary turns exactly once around (a
  * pentagram has all turns on one side but winds twice).
  */
-static bool nav_is_convex(const float *verts, const uint32_t *ids, uint32_t n) {
+bool nav_mesh_is_convex(const float *verts, const uint32_t *ids, uint32_t n) {
     double turning = 0;
     for (uint32_t i = 0; i < n; i++) {
         const float *a = &verts[3 * (size_t)ids[(i + n - 1) % n]];
@@ -455,7 +461,7 @@ static nav_status nav_build_components(nav_mesh_ext *x) {
     nav_mesh *m = &x->m;
     uint32_t n = m->npolys;
     uint32_t *parent = malloc((size_t)n * sizeof *parent);
-    m->component = nav_alloc(x, n, sizeof *m->component);
+    m->component = nav_mesh_alloc(x, n, sizeof *m->component);
     if (!parent || !m->component) {
         free(parent);
         return NAV_E_NOMEM;
@@ -510,7 +516,7 @@ static nav_status nav_build_scc(nav_mesh_ext *x) {
     uint32_t *cstack = malloc((size_t)n * sizeof *cstack); /* call stack: node */
     uint32_t *citer = malloc((size_t)n * sizeof *citer);   /* call stack: next successor */
     uint8_t *onstack = calloc(n ? n : 1, 1);
-    m->scc = nav_alloc(x, n, sizeof *m->scc);
+    m->scc = nav_mesh_alloc(x, n, sizeof *m->scc);
     nav_status st = NAV_E_NOMEM;
     if (!index || !low || !stack || !cstack || !citer || !onstack || !m->scc)
         goto out;
@@ -588,7 +594,7 @@ static nav_status nav_build_scc(nav_mesh_ext *x) {
         memset(cnt, 0, ((size_t)nscc + 1) * sizeof *cnt);
     }
     /* Two passes over the same walk: count, then fill. */
-    m->scc_dag_start = nav_alloc(x, (size_t)nscc + 1, sizeof *m->scc_dag_start);
+    m->scc_dag_start = nav_mesh_alloc(x, (size_t)nscc + 1, sizeof *m->scc_dag_start);
     if (!m->scc_dag_start) {
         free(cnt);
         free(mark);
@@ -621,7 +627,7 @@ static nav_status nav_build_scc(nav_mesh_ext *x) {
         }
         if (pass == 0) {
             m->scc_dag_start[nscc] = total;
-            m->scc_dag = nav_alloc(x, total, sizeof *m->scc_dag);
+            m->scc_dag = nav_mesh_alloc(x, total, sizeof *m->scc_dag);
             if (!m->scc_dag) {
                 free(cnt);
                 free(mark);
@@ -636,12 +642,26 @@ static nav_status nav_build_scc(nav_mesh_ext *x) {
     free(order);
     free(ostart);
 
+    st = nav_mesh_scc_closure(x);
+out:
+    free(index);
+    free(low);
+    free(stack);
+    free(cstack);
+    free(citer);
+    free(onstack);
+    return st;
+}
+
+nav_status nav_mesh_scc_closure(nav_mesh_ext *x) {
+    nav_mesh *m = &x->m;
+    uint32_t nscc = m->nscc;
     /* Transitive closure: successors have lower ids, so one pass upward. */
     if (nscc <= NAV_SCC_CLOSURE_MAX) {
         size_t words = ((size_t)nscc + 63) / 64;
-        m->scc_reach = nav_alloc(x, (size_t)nscc * words, sizeof *m->scc_reach);
+        m->scc_reach = nav_mesh_alloc(x, (size_t)nscc * words, sizeof *m->scc_reach);
         if (!m->scc_reach)
-            goto out;
+            return NAV_E_NOMEM;
         for (uint32_t s = 0; s < nscc; s++) {
             uint64_t *row = &m->scc_reach[(size_t)s * words];
             row[s / 64] |= 1ull << (s % 64);
@@ -652,15 +672,7 @@ static nav_status nav_build_scc(nav_mesh_ext *x) {
             }
         }
     }
-    st = NAV_OK;
-out:
-    free(index);
-    free(low);
-    free(stack);
-    free(cstack);
-    free(citer);
-    free(onstack);
-    return st;
+    return NAV_OK;
 }
 
 /*
@@ -713,10 +725,9 @@ bool nav_mesh_reachable(const nav_mesh *m, uint32_t a, uint32_t b) {
 static nav_status nav_build_links(nav_mesh_ext *x, const nav_mesh_input *in) {
     nav_mesh *m = &x->m;
     m->nlinks = in->nlinks;
-    m->links = nav_alloc(x, in->nlinks, sizeof *m->links);
-    x->link_in = nav_alloc(x, in->nlinks, sizeof *x->link_in);
-    m->link_out_start = nav_alloc(x, (size_t)m->npolys + 1, sizeof *m->link_out_start);
-    if (!m->links || !x->link_in || !m->link_out_start)
+    m->links = nav_mesh_alloc(x, in->nlinks, sizeof *m->links);
+    x->link_in = nav_mesh_alloc(x, in->nlinks, sizeof *x->link_in);
+    if (!m->links || !x->link_in)
         return NAV_E_NOMEM;
     for (uint32_t i = 0; i < in->nlinks; i++) {
         const nav_link_input *li = &in->links[i];
@@ -745,7 +756,15 @@ static nav_status nav_build_links(nav_mesh_ext *x, const nav_mesh_input *in) {
             memcpy(l->end_on, l->end, sizeof l->end_on);
         }
     }
+    return nav_mesh_link_lists(x);
+}
+
+nav_status nav_mesh_link_lists(nav_mesh_ext *x) {
+    nav_mesh *m = &x->m;
     /* Counting sort of the link ends by polygon. */
+    m->link_out_start = nav_mesh_alloc(x, (size_t)m->npolys + 1, sizeof *m->link_out_start);
+    if (!m->link_out_start)
+        return NAV_E_NOMEM;
     uint32_t total = 0;
     for (uint32_t i = 0; i < m->nlinks; i++) {
         const nav_link *l = &m->links[i];
@@ -760,7 +779,7 @@ static nav_status nav_build_links(nav_mesh_ext *x, const nav_mesh_input *in) {
     }
     for (uint32_t p = 0; p < m->npolys; p++)
         m->link_out_start[p + 1] += m->link_out_start[p];
-    m->link_out = nav_alloc(x, total, sizeof *m->link_out);
+    m->link_out = nav_mesh_alloc(x, total, sizeof *m->link_out);
     uint32_t *cur = malloc(((size_t)m->npolys + 1) * sizeof *cur);
     if (!m->link_out || !cur) {
         free(cur);
@@ -884,7 +903,7 @@ static nav_status nav_build_polys(nav_mesh_ext *x, const nav_mesh_input *in, nav
                                  "polygons[%u] has zero area (fewer than 3 distinct vertices "
                                  "after welding)",
                                  p);
-        double a2 = nav_signed_area2(in->verts, ids, n);
+        double a2 = nav_mesh_signed_area2(in->verts, ids, n);
         double minx = INFINITY, maxx = -INFINITY, minz = INFINITY, maxz = -INFINITY;
         for (uint32_t i = 0; i < n; i++) {
             const float *v = &in->verts[3 * (size_t)ids[i]];
@@ -909,7 +928,7 @@ static nav_status nav_build_polys(nav_mesh_ext *x, const nav_mesh_input *in, nav
                                      "polygons[%u] uses vertex %u more than once", p, ids[i]);
             t->stamp[ids[i]] = p;
         }
-        if (!nav_is_convex(in->verts, ids, n))
+        if (!nav_mesh_is_convex(in->verts, ids, n))
             return nav_set_error(err, NAV_E_INVALID_MESH,
                                  "polygons[%u] is not convex in the xz plane", p);
         w += n;
@@ -937,14 +956,14 @@ static nav_status nav_build_polys(nav_mesh_ext *x, const nav_mesh_input *in, nav
         }
     m->nverts = nv;
     m->npolys = in->npolys;
-    m->verts = nav_alloc(x, (size_t)nv * 3, sizeof *m->verts);
-    m->poly_start = nav_alloc(x, (size_t)m->npolys + 1, sizeof *m->poly_start);
-    m->poly_verts = nav_alloc(x, w, sizeof *m->poly_verts);
-    m->poly_nei = nav_alloc(x, w, sizeof *m->poly_nei);
-    m->areas = nav_alloc(x, m->npolys, sizeof *m->areas);
-    m->poly_twin = nav_alloc(x, w, sizeof *m->poly_twin);
-    m->poly_corner = nav_alloc(x, w, sizeof *m->poly_corner);
-    m->poly_open = nav_alloc(x, m->npolys, sizeof *m->poly_open);
+    m->verts = nav_mesh_alloc(x, (size_t)nv * 3, sizeof *m->verts);
+    m->poly_start = nav_mesh_alloc(x, (size_t)m->npolys + 1, sizeof *m->poly_start);
+    m->poly_verts = nav_mesh_alloc(x, w, sizeof *m->poly_verts);
+    m->poly_nei = nav_mesh_alloc(x, w, sizeof *m->poly_nei);
+    m->areas = nav_mesh_alloc(x, m->npolys, sizeof *m->areas);
+    m->poly_twin = nav_mesh_alloc(x, w, sizeof *m->poly_twin);
+    m->poly_corner = nav_mesh_alloc(x, w, sizeof *m->poly_corner);
+    m->poly_open = nav_mesh_alloc(x, m->npolys, sizeof *m->poly_open);
     if (!m->verts || !m->poly_start || !m->poly_verts || !m->poly_nei || !m->areas ||
         !m->poly_twin || !m->poly_corner || !m->poly_open)
         return nav_set_error(err, NAV_E_NOMEM, "out of memory");
@@ -989,9 +1008,9 @@ static nav_status nav_build_detail(nav_mesh_ext *x, const nav_mesh_input *in, na
     }
     m->ndetail_verts = in->ndetail_verts + nextra;
     m->ndetail_tris = in->ndetail_tris;
-    m->detail_verts = nav_alloc(x, (size_t)m->ndetail_verts * 3, sizeof *m->detail_verts);
-    m->detail_tris = nav_alloc(x, (size_t)m->ndetail_tris * 3, sizeof *m->detail_tris);
-    m->detail_poly_tris = nav_alloc(x, (size_t)m->npolys * 2, sizeof *m->detail_poly_tris);
+    m->detail_verts = nav_mesh_alloc(x, (size_t)m->ndetail_verts * 3, sizeof *m->detail_verts);
+    m->detail_tris = nav_mesh_alloc(x, (size_t)m->ndetail_tris * 3, sizeof *m->detail_tris);
+    m->detail_poly_tris = nav_mesh_alloc(x, (size_t)m->npolys * 2, sizeof *m->detail_poly_tris);
     if (!m->detail_verts || !m->detail_tris || !m->detail_poly_tris)
         return NAV_E_NOMEM;
     if (in->ndetail_verts)
@@ -1014,11 +1033,11 @@ static nav_status nav_build_detail(nav_mesh_ext *x, const nav_mesh_input *in, na
 }
 
 /* Bounds, areas and centroids; needs the detail mesh for the surface. */
-static nav_status nav_build_geometry(nav_mesh_ext *x) {
+nav_status nav_mesh_geometry(nav_mesh_ext *x, bool margin) {
     nav_mesh *m = &x->m;
-    m->poly_bounds = nav_alloc(x, (size_t)m->npolys * 6, sizeof *m->poly_bounds);
-    m->poly_centroid = nav_alloc(x, (size_t)m->npolys * 3, sizeof *m->poly_centroid);
-    m->poly_area = nav_alloc(x, m->npolys, sizeof *m->poly_area);
+    m->poly_bounds = nav_mesh_alloc(x, (size_t)m->npolys * 6, sizeof *m->poly_bounds);
+    m->poly_centroid = nav_mesh_alloc(x, (size_t)m->npolys * 3, sizeof *m->poly_centroid);
+    m->poly_area = nav_mesh_alloc(x, m->npolys, sizeof *m->poly_area);
     if (!m->poly_bounds || !m->poly_centroid || !m->poly_area)
         return NAV_E_NOMEM;
     for (int a = 0; a < 3; a++) {
@@ -1031,9 +1050,10 @@ static nav_status nav_build_geometry(nav_mesh_ext *x) {
             m->bmax[a] = nav_maxf(m->bmax[a], m->verts[3 * (size_t)v + a]);
         }
     m->area = 0;
-    m->contains_margin = 0;
+    if (margin)
+        m->contains_margin = 0;
     for (uint32_t p = 0; p < m->npolys; p++) {
-        double reach = nav_contains_reach(m, p);
+        double reach = margin ? nav_contains_reach(m, p) : 0;
         if (reach > m->contains_margin)
             m->contains_margin = (float)reach;
         float *b = &m->poly_bounds[6 * (size_t)p];
@@ -1083,6 +1103,11 @@ static nav_status nav_build_geometry(nav_mesh_ext *x) {
 
 nav_status nav_mesh_build(const nav_mesh_input *in, const nav_mesh_limits *limits, nav_mesh **out,
                           nav_error *err) {
+    return nav_mesh_build_ex(in, limits, 1, out, err);
+}
+
+nav_status nav_mesh_build_ex(const nav_mesh_input *in, const nav_mesh_limits *limits,
+                             int corner_graph, nav_mesh **out, nav_error *err) {
     if (out)
         *out = NULL;
     if (err) {
@@ -1093,7 +1118,7 @@ nav_status nav_mesh_build(const nav_mesh_input *in, const nav_mesh_limits *limit
         return nav_set_error(err, NAV_E_INVALID_ARG, "nav_mesh_build needs an input and an output");
     nav_status st = nav_check_limits(in, limits, err);
     if (st == NAV_OK)
-        st = nav_check_input(in, err);
+        st = nav_mesh_check_input(in, err);
     if (st != NAV_OK)
         return st;
 
@@ -1110,7 +1135,7 @@ nav_status nav_mesh_build(const nav_mesh_input *in, const nav_mesh_limits *limit
         st = nav_set_error(err, NAV_E_NOMEM, "out of memory copying the detail mesh");
     if (st == NAV_OK)
         nav_optimal_corners(m);
-    if (st == NAV_OK && nav_build_geometry(x) != NAV_OK)
+    if (st == NAV_OK && nav_mesh_geometry(x, true) != NAV_OK)
         st = nav_set_error(err, NAV_E_NOMEM, "out of memory");
     if (st == NAV_OK && nav_height_accel_build(x) != NAV_OK)
         st = nav_set_error(err, NAV_E_NOMEM, "out of memory indexing the detail mesh");
@@ -1122,12 +1147,18 @@ nav_status nav_mesh_build(const nav_mesh_input *in, const nav_mesh_limits *limit
             nav_build_scc(x) != NAV_OK)
             st = nav_set_error(err, NAV_E_NOMEM, "out of memory");
     }
+    if (st == NAV_OK && corner_graph && nav_corner_build(m) != NAV_OK)
+        st = nav_set_error(err, NAV_E_NOMEM, "out of memory building the corner graph");
+    if (st == NAV_OK) {
+        x->memory += nav_corner_memory(m->cgraph);
+        m->cgraph_origin = m->cgraph ? NAV_GRAPH_BUILT : NAV_GRAPH_NONE;
+    }
     nav_tmp_free(&t);
     if (st != NAV_OK) {
         nav_mesh_free(m);
         return st;
     }
-    m->uid = atomic_fetch_add(&nav_next_uid, 1);
+    m->uid = nav_mesh_next_uid();
     *out = m;
     return NAV_OK;
 }
@@ -1163,6 +1194,10 @@ double nav_mesh_area(const nav_mesh *m) {
 bool nav_mesh_has_detail(const nav_mesh *m) {
     return m && m->detail_poly_tris;
 }
+nav_graph_origin nav_mesh_graph_origin(const nav_mesh *m) {
+    return m ? (nav_graph_origin)m->cgraph_origin : NAV_GRAPH_NONE;
+}
+
 size_t nav_mesh_memory(const nav_mesh *m) {
     return m ? nav_mesh_ext_of(m)->memory : 0;
 }

@@ -42,6 +42,46 @@ static inline const nav_mesh_ext *nav_mesh_ext_of(const nav_mesh *m) {
     return (const nav_mesh_ext *)m;
 }
 
+/* nav_mesh_build, with the corner graph (nav_corner.h) built or not: the
+   deserializer attaches a stored one instead (then adds its memory). */
+nav_status nav_mesh_build_ex(const nav_mesh_input *in, const nav_mesh_limits *limits,
+                             int corner_graph, nav_mesh **out, nav_error *err);
+
+/* The pieces of nav_mesh_build the snapshot loader (nav_snapshot.c) reuses
+   to derive, in linear time, what the blob does not carry:
+   - nav_mesh_alloc: calloc of n (at least 1) elements, added to x->memory;
+   - nav_mesh_check_input: every check nav_mesh_build makes on its input;
+   - nav_mesh_geometry: poly_bounds, centroids, areas, bmin/bmax, area and
+     (margin true) contains_margin from the polygons and the detail mesh
+     (before the height grids exist, as in the build);
+   - nav_mesh_link_lists: link_out_start/link_out from the snapped ends;
+   - nav_mesh_scc_closure: scc_reach from the condensed DAG (successors
+     have lower ids). */
+void *nav_mesh_alloc(nav_mesh_ext *x, size_t n, size_t size);
+nav_status nav_mesh_check_input(const nav_mesh_input *in, nav_error *err);
+/* Twice the signed xz area of polygon ids[0..n) and whether it is convex
+   (the build's checks on every polygon). */
+double nav_mesh_signed_area2(const float *verts, const uint32_t *ids, uint32_t n);
+bool nav_mesh_is_convex(const float *verts, const uint32_t *ids, uint32_t n);
+nav_status nav_mesh_geometry(nav_mesh_ext *x, bool margin);
+nav_status nav_mesh_link_lists(nav_mesh_ext *x);
+nav_status nav_mesh_scc_closure(nav_mesh_ext *x);
+
+/* The built-structure section of a version 3 blob (nav_snapshot.c): its
+   size, writing it at out, and loading a mesh from the input form (already
+   parsed from the blob) and that section, which is validated in linear time
+   so forged bytes are NAV_E_CORRUPT or a mesh every query can walk safely.
+   The input's arrays (malloc'd by the caller, with areas and links present)
+   become the mesh's or are freed, whatever the outcome: *in is cleared.
+   The corner graph is left to the caller (nav_serialize.c). */
+size_t nav_snapshot_size(const nav_mesh *m);
+void nav_snapshot_put(const nav_mesh *m, uint8_t *out);
+nav_status nav_snapshot_load(nav_mesh_input *in, const uint8_t *p, size_t len, nav_mesh **out,
+                             nav_error *err);
+
+/* Unique id for a new mesh (nav_mesh_build.c). */
+uint64_t nav_mesh_next_uid(void);
+
 /* Fills err (if any) with status s and a printf-style sentence; returns s. */
 nav_status nav_set_error(nav_error *err, nav_status s, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -76,6 +116,9 @@ void nav_boundary_closest_xz(const nav_mesh *m, uint32_t poly, double x, double 
                              double *oz);
 /* Closest point of the polygon's surface to p, without argument validation. */
 void nav_closest_unchecked(const nav_mesh *m, uint32_t poly, const float p[3], float out[3]);
+
+/* count little-endian 32-bit words from src into dst, in host order. */
+void nav_le32_copy(void *dst, const uint8_t *src, size_t count);
 
 /* CRC-32 (IEEE 802.3, reflected, as zlib's crc32) of len bytes. */
 uint32_t nav_crc32(const uint8_t *data, size_t len);

@@ -16,6 +16,7 @@
 
 #include "nav/nav_internal.h"
 #include "nav/nav_steer.h"
+#include "nav/nav_steer_internal.h"
 
 #define MOVE_MAX_VISIT 256
 
@@ -46,6 +47,23 @@ static bool poly_usable(const nav_mesh *m, uint32_t p, uint64_t exclude) {
 nav_status nav_move_along_surface(const nav_mesh *m, uint32_t start_poly, const float start[3],
                                   const float target[3], const nav_filter *filter, float out[3],
                                   uint32_t *out_poly) {
+    nav_status st = nav_move_xz(m, start_poly, start, target, filter, out, out_poly);
+    if (st != NAV_OK)
+        return st;
+    float y = start[1];
+    st = nav_mesh_height(m, *out_poly, out[0], out[2], &y);
+    if (st != NAV_OK) {
+        memset(out, 0, 3 * sizeof(float));
+        *out_poly = NAV_NONE;
+        return st;
+    }
+    out[1] = y;
+    return NAV_OK;
+}
+
+nav_status nav_move_xz(const nav_mesh *m, uint32_t start_poly, const float start[3],
+                       const float target[3], const nav_filter *filter, float out[3],
+                       uint32_t *out_poly) {
     if (out)
         memset(out, 0, 3 * sizeof(float));
     if (out_poly)
@@ -107,12 +125,8 @@ nav_status nav_move_along_surface(const nav_mesh *m, uint32_t start_poly, const 
         }
     }
 
-    float y = start[1];
-    nav_status st = nav_mesh_height(m, best_poly, (float)best_x, (float)best_z, &y);
-    if (st != NAV_OK)
-        return st;
     out[0] = (float)best_x;
-    out[1] = y;
+    out[1] = start[1];
     out[2] = (float)best_z;
     *out_poly = best_poly;
     return NAV_OK;

@@ -77,6 +77,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nav/nav_corner.h"
 #include "nav/nav_internal.h"
 
 enum { K_START, K_FULL, K_NORMAL, K_GOAL };
@@ -188,6 +189,10 @@ struct nav_optimal {
     /* turn records made during the current expansion (local vertex -> rec) */
     uint32_t tc_local[8], tc_rec[8];
     uint32_t ntc;
+    /* the corner graph's scratch (created on first use) and its switch */
+    nav_corner_query *cq;
+    int graph_mode; /* NAV_OPT_GRAPH_* (nav_optimal.h) */
+    nav_optimal_stats stats;
 };
 
 /* ---- small geometry ---- */
@@ -964,6 +969,7 @@ nav_optimal *nav_optimal_new(uint32_t max_nodes) {
     nav_optimal *o = calloc(1, sizeof *o);
     if (!o)
         return NULL;
+    o->graph_mode = NAV_OPT_GRAPH_AUTO;
     o->cap = max_nodes;
     o->rec_cap = max_nodes;
     o->trail_cap = 2 * max_nodes;
@@ -992,7 +998,18 @@ void nav_optimal_free(nav_optimal *o) {
     free(o->reached);
     free(o->etab);
     free(o->ctab);
+    nav_corner_query_free(o->cq);
     free(o);
+}
+
+void nav_optimal_use_graph(nav_optimal *o, int on) {
+    if (o)
+        o->graph_mode = on;
+}
+
+void nav_optimal_stats_get(const nav_optimal *o, nav_optimal_stats *out) {
+    if (o && out)
+        *out = o->stats;
 }
 
 void nav_optimal_observe(nav_optimal *o, nav_optimal_observer fn, void *ctx) {
@@ -1244,6 +1261,41 @@ static void fill_result(nav_optimal *o, const opt_node *gn, const float end[3], 
     (void)end_poly;
 }
 
+/*
+ * The corner graph answers when the mesh has one and no area of its
+ * polygons is excluded (that would move the walls the graph was built
+ * from); excluded links it skips itself.
+ * NAV_E_CORRUPT: it did not answer, the interval search must (counted as a
+ * miss when the graph was tried: its answer had no walkable corridor, which
+ * the tests require never to happen).
+ */
+static nav_status graph_search(nav_optimal *o, const nav_mesh *m, uint32_t start_poly,
+                               const float start[3], uint32_t end_poly, const float end[3],
+                               uint64_t exclude_mask, uint32_t budget, nav_path_result *res) {
+    int off = o->graph_mode == NAV_OPT_GRAPH_OFF ||
+              (o->graph_mode == NAV_OPT_GRAPH_AUTO && m->npolys < NAV_OPT_GRAPH_MIN_POLYS);
+    if (off || !m->cgraph || (exclude_mask & m->area_mask)) {
+        o->stats.interval_searches++;
+        return NAV_E_CORRUPT;
+    }
+    if (!o->cq && !(o->cq = nav_corner_query_new()))
+        return NAV_E_NOMEM;
+    o->stats.graph_searches++;
+    uint32_t nexp = res->nexpanded;
+    nav_status st =
+        nav_corner_search(o->cq, m, start_poly, start, end_poly, end, exclude_mask, budget, res);
+    if (st == NAV_E_CORRUPT) {
+        o->stats.graph_misses++;
+        o->stats.interval_searches++;
+        res->ncorners = res->npolys = res->nlinks = 0;
+        res->nexpanded = nexp;
+        res->nodes_expanded = 0;
+        res->length = 0;
+        res->flags &= (uint32_t)~NAV_PATH_TRUNCATED;
+    }
+    return st;
+}
+
 static int finite3(const float *p) {
     return p && isfinite(p[0]) && isfinite(p[1]) && isfinite(p[2]);
 }
@@ -1285,6 +1337,9 @@ nav_status nav_optimal_search(nav_optimal *o, const nav_mesh *m, uint32_t start_
         return NAV_OK;
     }
     o->ntrail = 0;
+    nav_status gs = graph_search(o, m, start_poly, start, end_poly, end, exclude_mask, budget, res);
+    if (gs != NAV_E_CORRUPT)
+        return gs;
     o->nsucc = 2; /* the start node goes to the open list */
     push_node(o, K_START, start_poly, 0, sr, start[0], start[2], start[0], start[2], 0,
               dist(start[0], start[2], o->tx, o->tz), NAV_NONE, 0, 0);

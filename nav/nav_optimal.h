@@ -66,6 +66,29 @@ typedef struct nav_optimal_interval {
 typedef void (*nav_optimal_observer)(void *ctx, const nav_optimal_interval *iv);
 void nav_optimal_observe(nav_optimal *o, nav_optimal_observer fn, void *ctx);
 
+/*
+ * Which exact search answers. The corner graph (nav_corner.h) needs the
+ * mesh to have one and no area of its polygons excluded; then:
+ *   NAV_OPT_GRAPH_AUTO (the default): the graph on meshes of at least
+ *     NAV_OPT_GRAPH_MIN_POLYS polygons, the interval search below that;
+ *     on the small Recast meshes (118-216 polygons) the interval search
+ *     is faster in time on every band (README), on town (4,547) and the
+ *     100,000-polygon grids the graph is, by 1.4-10x on medium and long
+ *     paths;
+ *   NAV_OPT_GRAPH_ON: the graph whenever it can (tests, benchmarks);
+ *   NAV_OPT_GRAPH_OFF: the interval search always.
+ */
+enum { NAV_OPT_GRAPH_OFF = 0, NAV_OPT_GRAPH_ON = 1, NAV_OPT_GRAPH_AUTO = 2 };
+#define NAV_OPT_GRAPH_MIN_POLYS 1024
+void nav_optimal_use_graph(nav_optimal *o, int mode);
+
+/* What answered this nav_optimal's searches so far. graph_misses: graph
+   answers that had to be redone by the interval search (0 unless a bug). */
+typedef struct nav_optimal_stats {
+    uint64_t graph_searches, interval_searches, graph_misses;
+} nav_optimal_stats;
+void nav_optimal_stats_get(const nav_optimal *o, nav_optimal_stats *out);
+
 /* Fills m->poly_corner and m->poly_open (mesh build time, needs
    m->poly_nei; see nav_internal.h): which polygon corners a taut path may
    bend at when no area is excluded, and how many neighbours each polygon

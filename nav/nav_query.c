@@ -49,6 +49,7 @@
 
 #define NAV_QUERY_BOX_CAP 4096u
 #define NAV_SAME_EPS 1e-6 /* metres: two xz points closer than this are one */
+#define FUNNEL_MEMO 64    /* portals of a funnel run found once */
 
 /* ---------------------------------------------------------------- pool */
 
@@ -483,6 +484,10 @@ typedef struct corner_sink {
     nav_path_result *res;
     float last[3];
     int have_last;
+    uint32_t stop_corners; /* 0: never stop early */
+    double stop_len;       /* compared with len_xz */
+    double len_xz;         /* length of the corners so far in xz */
+    int stopped;           /* the prefix asked for is out */
 } corner_sink;
 
 static void emit(corner_sink *cs, const float p[3]) {
@@ -491,6 +496,8 @@ static void emit(corner_sink *cs, const float p[3]) {
         if (same_xz(cs->last, p) && fabs((double)cs->last[1] - p[1]) <= NAV_SAME_EPS)
             return;
         res->length += nav_dist3d(cs->last, p);
+        if (cs->stop_corners)
+            cs->len_xz += hypot((double)p[0] - cs->last[0], (double)p[2] - cs->last[2]);
     }
     copy3(cs->last, p);
     cs->have_last = 1;
@@ -498,6 +505,8 @@ static void emit(corner_sink *cs, const float p[3]) {
         copy3(&res->corners[3 * (size_t)res->ncorners++], p);
     else
         res->flags |= NAV_PATH_TRUNCATED;
+    if (cs->stop_corners && res->ncorners >= cs->stop_corners && cs->len_xz >= cs->stop_len)
+        cs->stopped = 1;
 }
 
 /*
@@ -527,11 +536,29 @@ static nav_status funnel(corner_sink *cs, const nav_mesh *m, const uint32_t *pol
     copy3(pr, s);
     int64_t apex_i = (int64_t)a - 1, li = apex_i, ri = apex_i;
     int64_t i = a;
+    /* Portals are revisited after every corner (the scan restarts behind
+       the new apex): the first FUNNEL_MEMO of the run are found once. */
+    float memo[FUNNEL_MEMO][6];
+    uint64_t have = 0;
+    _Static_assert(FUNNEL_MEMO <= 64, "one bit per memoised portal");
     while (i <= (int64_t)b) {
         if (i < (int64_t)b) {
-            if (!nav_portal(m, polys[i], polys[i + 1], L, R))
-                return NAV_E_INVALID_ARG;
+            int64_t k = i - (int64_t)a;
+            if (k < FUNNEL_MEMO && (have >> k & 1u)) {
+                copy3(L, memo[k]);
+                copy3(R, memo[k] + 3);
+            } else {
+                if (!nav_portal(m, polys[i], polys[i + 1], L, R))
+                    return NAV_E_INVALID_ARG;
+                if (k < FUNNEL_MEMO) {
+                    copy3(memo[k], L);
+                    copy3(memo[k] + 3, R);
+                    have |= (uint64_t)1 << k;
+                }
+            }
         } else {
+            if (!e)
+                return NAV_OK; /* an open end: the corridor goes on beyond polys[b] */
             copy3(L, e);
             copy3(R, e);
         }
@@ -543,6 +570,8 @@ static nav_status funnel(corner_sink *cs, const nav_mesh *m, const uint32_t *pol
             } else {
                 /* the right side crossed the left one: the left point is a corner */
                 emit_on(cs, m, polys[li < (int64_t)a ? a : li], pl);
+                if (cs->stopped)
+                    return NAV_OK;
                 copy3(apex, pl);
                 apex_i = li;
                 copy3(pr, apex);
@@ -558,6 +587,8 @@ static nav_status funnel(corner_sink *cs, const nav_mesh *m, const uint32_t *pol
                 li = i;
             } else {
                 emit_on(cs, m, polys[ri < (int64_t)a ? a : ri], pr);
+                if (cs->stopped)
+                    return NAV_OK;
                 copy3(apex, pr);
                 apex_i = ri;
                 copy3(pl, apex);
@@ -574,6 +605,13 @@ static nav_status funnel(corner_sink *cs, const nav_mesh *m, const uint32_t *pol
 nav_status nav_string_pull(const nav_mesh *m, const uint32_t *polys, const uint32_t *via,
                            uint32_t n, const float start[3], const float end[3],
                            nav_path_result *res) {
+    return nav_string_pull_prefix(m, polys, via, n, start, end, 0, 0, false, res);
+}
+
+nav_status nav_string_pull_prefix(const nav_mesh *m, const uint32_t *polys, const uint32_t *via,
+                                  uint32_t n, const float start[3], const float end[3],
+                                  uint32_t stop_corners, double stop_len, bool open_end,
+                                  nav_path_result *res) {
     res->ncorners = res->npolys = res->nlinks = 0;
     res->length = 0;
     if (n == 0)
@@ -584,9 +622,11 @@ nav_status nav_string_pull(const nav_mesh *m, const uint32_t *polys, const uint3
         else
             res->flags |= NAV_PATH_TRUNCATED;
     }
-    corner_sink cs = {res, {0, 0, 0}, 0};
+    corner_sink cs = {res, {0, 0, 0}, 0, stop_corners, stop_len, 0, 0};
     emit(&cs, start);
     if (n == 1) {
+        if (open_end)
+            return NAV_E_LIMIT; /* no portal yet: more corridor needed */
         /* start and end in one polygon: always two corners */
         cs.have_last = 1;
         res->length += nav_dist3d(start, end);
@@ -617,18 +657,33 @@ nav_status nav_string_pull(const nav_mesh *m, const uint32_t *polys, const uint3
         } else {
             copy3(seg_end, end);
         }
-        nav_status st = funnel(&cs, m, polys, a, i - 1, seg_start, seg_end);
+        bool open = open_end && i == n;
+        nav_status st = funnel(&cs, m, polys, a, i - 1, seg_start, open ? NULL : seg_end);
         if (st != NAV_OK)
             return st;
-        emit(&cs, seg_end);
+        if (open && !cs.stopped)
+            return NAV_E_LIMIT; /* the prefix asked for needs more corridor */
+        int cut = cs.stopped;   /* stopped inside the run: seg_end is not out */
+        if (!cut) {
+            emit(&cs, seg_end);
+            if (l) {
+                if (res->links && res->nlinks < res->max_links)
+                    res->links[res->nlinks++] = via[i] & ~NAV_LINK_REVERSE;
+                else
+                    res->flags |= NAV_PATH_TRUNCATED;
+            }
+        }
+        if (cs.stopped) {
+            /* only a prefix was asked for: the rest is not pulled (stopped
+               at the path's very end, nothing is left out) */
+            if (cut || i < n)
+                res->flags |= NAV_PATH_TRUNCATED;
+            return NAV_OK;
+        }
         if (l) {
             const float *to_on = rev ? l->start_on : l->end_on;
             emit(&cs, to_on);
             copy3(seg_start, to_on);
-            if (res->links && res->nlinks < res->max_links)
-                res->links[res->nlinks++] = via[i] & ~NAV_LINK_REVERSE;
-            else
-                res->flags |= NAV_PATH_TRUNCATED;
         }
         a = i;
     }
@@ -847,6 +902,9 @@ nav_status nav_path_validate(const nav_query *q, const nav_mesh *m, const nav_pa
         prep->algo =
             nav_filter_is_uniform_on(&prep->filter, m) ? NAV_ALGO_OPTIMAL : NAV_ALGO_CORRIDOR;
     prep->sp = prep->ep = NAV_NONE;
+    prep->stop_corners = 0;
+    prep->stop_len = 0;
+    prep->open_end = false;
     return NAV_OK;
 }
 
@@ -936,7 +994,8 @@ nav_status nav_path_pull_corridor(const nav_mesh *m, const nav_path_prep *prep,
     res->end_poly = prep->ep;
     res->algorithm = NAV_ALGO_CORRIDOR;
     res->nodes_expanded = nodes_expanded;
-    nav_status st = nav_string_pull(m, polys, via, n, prep->spt, prep->ept, res);
+    nav_status st = nav_string_pull_prefix(m, polys, via, n, prep->spt, prep->ept,
+                                           prep->stop_corners, prep->stop_len, prep->open_end, res);
     if (st != NAV_OK) {
         clear_outputs(res);
         res->start_poly = prep->sp;

@@ -125,6 +125,22 @@ nav_status nav_string_pull(const nav_mesh *m, const uint32_t *polys, const uint3
                            uint32_t n, const float start[3], const float end[3],
                            nav_path_result *res);
 
+/*
+ * nav_string_pull that may stop early: once at least stop_corners corners
+ * are out and their path is at least stop_len long in xz, it returns with
+ * NAV_PATH_TRUNCATED set (the corners so far are exactly the first ones of
+ * the whole pull: the funnel never takes back a corner it emitted). Links
+ * beyond the stop are not listed. stop_corners 0: the whole path.
+ * open_end: polys[0..n) is only the start of the corridor (it goes on
+ * toward `end`); the pull must stop within it, else NAV_E_LIMIT (give more
+ * corridor). Corners are emitted from real portals only, so they are the
+ * whole corridor's.
+ */
+nav_status nav_string_pull_prefix(const nav_mesh *m, const uint32_t *polys, const uint32_t *via,
+                                  uint32_t n, const float start[3], const float end[3],
+                                  uint32_t stop_corners, double stop_len, bool open_end,
+                                  nav_path_result *res);
+
 /* A path request after validation (and, once snapped, its polygons). */
 typedef struct nav_path_prep {
     nav_filter filter; /* the request's, or the default */
@@ -132,6 +148,11 @@ typedef struct nav_path_prep {
     nav_algo algo;     /* resolved: OPTIMAL or CORRIDOR */
     uint32_t sp, ep;   /* snapped polygons (NAV_NONE before nav_path_snap) */
     float spt[3], ept[3];
+    /* nav_string_pull_prefix's stop (0: the whole path); set by callers
+       that only read the first corners (steering) */
+    uint32_t stop_corners;
+    double stop_len;
+    bool open_end; /* the corridor handed in is a prefix (nav_string_pull_prefix) */
 } nav_path_prep;
 
 /* nav_find_path in three steps, so the cache can look up between them:

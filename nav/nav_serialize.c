@@ -1,14 +1,17 @@
 /*
  * nav_serialize: the binary storage form of a mesh and its input view.
  *
- * A blob is the canonical input (welded vertices, polygons in normalized
- * winding, areas, links as given, detail mesh), not the derived tables:
- * deserializing rebuilds through nav_mesh_build, so a blob can never smuggle
- * in an adjacency or index that disagrees with its geometry, and the format
- * does not change when derived tables do.
+ * A blob holds the canonical input (welded vertices, polygons in normalized
+ * winding, areas, links as given, detail mesh), since version 3 the built
+ * structures the build gets by sorting and searching (nav_snapshot.c), and
+ * the corner graph. Loading a version 3 blob runs no build: the input form
+ * passes nav_mesh_build's input checks, the stored structures are checked in
+ * linear time against it (a CRC can be forged), and what the build derives
+ * in one pass is derived again by the build's own functions. Versions 1 and
+ * 2 rebuild through nav_mesh_build.
  *
  * Layout, all little-endian:
- *   "NAVM" | u32 version (1)
+ *   "NAVM" | u32 version (3; 1 and 2 are read too)
  *   u32 nverts | nverts * 3 f32
  *   u32 npolys | (npolys + 1) u32 poly_start | poly_start[npolys] u32 vertex ids
  *   npolys u8 areas
@@ -16,19 +19,33 @@
  *                          u8 area, u8 kind length, kind bytes
  *   u32 has_detail (0/1) | if 1: u32 ndetail_verts, * 3 f32, u32 ndetail_tris,
  *                          * 3 u32, npolys * 2 u32 (first, count)
- *   u32 CRC-32 of every byte before it
+ *   version 3: u32 length | the built section (nav_snapshot.c)
+ *   u32 CRC-32 of every byte before it (version 1: the blob ends here)
+ *   the corner graph section (versions 2 and 3): "CGRF" | u32 graph format |
+ *     u32 the mesh CRC above (binds the section to this mesh) | u32 payload
+ *     length | payload (nav_corner_save) | u32 CRC-32 of the section before it
  * The reader checks every length against the bytes left before reading or
  * allocating, so damaged or hostile blobs fail with NAV_E_CORRUPT.
+ *
+ * Building the graph walks the region in sight of every corner (seconds at
+ * 100,000 polygons), loading it takes milliseconds. A damaged, missing or
+ * mismatched section never fails the load: the graph is then built afresh
+ * (nav_mesh_graph_origin says so).
  */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "nav/nav_corner.h"
 #include "nav/nav_mesh_internal.h"
 
-#define NAV_BLOB_VERSION 1u
+#define NAV_BLOB_VERSION 3u
+#define NAV_CORNER_FORMAT 1u /* bump when the graph's build or meaning changes */
 
-static uint32_t nav_crc_table[256];
+/* Slicing by 8: table k gives the CRC contribution of a byte followed by k
+   zero bytes, so eight bytes fold in with eight lookups and no per-byte
+   dependency chain (a stored 16 MiB mesh is checked on every load). */
+static uint32_t nav_crc_table[8][256];
 static pthread_once_t nav_crc_once = PTHREAD_ONCE_INIT;
 
 static void nav_crc_init(void) {
@@ -36,16 +53,43 @@ static void nav_crc_init(void) {
         uint32_t c = i;
         for (int k = 0; k < 8; k++)
             c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-        nav_crc_table[i] = c;
+        nav_crc_table[0][i] = c;
     }
+    for (int t = 1; t < 8; t++)
+        for (uint32_t i = 0; i < 256; i++) {
+            uint32_t c = nav_crc_table[t - 1][i];
+            nav_crc_table[t][i] = (c >> 8) ^ nav_crc_table[0][c & 0xFF];
+        }
+}
+
+static uint32_t nav_crc_le32(const uint8_t *b) {
+    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
 }
 
 uint32_t nav_crc32(const uint8_t *data, size_t len) {
     pthread_once(&nav_crc_once, nav_crc_init);
+    const uint32_t(*t)[256] = (const uint32_t(*)[256])nav_crc_table;
     uint32_t c = 0xFFFFFFFFu;
-    for (size_t i = 0; i < len; i++)
-        c = nav_crc_table[(c ^ data[i]) & 0xFF] ^ (c >> 8);
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint32_t lo = c ^ nav_crc_le32(data + i), hi = nav_crc_le32(data + i + 4);
+        c = t[7][lo & 0xFF] ^ t[6][(lo >> 8) & 0xFF] ^ t[5][(lo >> 16) & 0xFF] ^ t[4][lo >> 24] ^
+            t[3][hi & 0xFF] ^ t[2][(hi >> 8) & 0xFF] ^ t[1][(hi >> 16) & 0xFF] ^ t[0][hi >> 24];
+    }
+    for (; i < len; i++)
+        c = t[0][(c ^ data[i]) & 0xFF] ^ (c >> 8);
     return c ^ 0xFFFFFFFFu;
+}
+
+void nav_le32_copy(void *dst, const uint8_t *src, size_t count) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(dst, src, count * 4); /* the wire order is the host's */
+#else
+    uint32_t *d = dst;
+    for (size_t i = 0; i < count; i++, src += 4)
+        d[i] = (uint32_t)src[0] | (uint32_t)src[1] << 8 | (uint32_t)src[2] << 16 |
+               (uint32_t)src[3] << 24;
+#endif
 }
 
 /* ---- writer ---- */
@@ -112,6 +156,10 @@ nav_status nav_mesh_serialize(const nav_mesh *m, uint8_t **out, size_t *len) {
     if (in.detail_poly_tris)
         size += 4 + (size_t)in.ndetail_verts * 12 + 4 + (size_t)in.ndetail_tris * 12 +
                 (size_t)in.npolys * 8;
+    size_t built = nav_snapshot_size(m);
+    size += 4 + built;
+    size_t graph = nav_corner_save(m->cgraph, NULL);
+    size += 20 + graph;
     nav_wbuf w = {malloc(size), 0};
     if (!w.p)
         return NAV_E_NOMEM;
@@ -154,7 +202,19 @@ nav_status nav_mesh_serialize(const nav_mesh *m, uint8_t **out, size_t *len) {
         for (size_t i = 0; i < (size_t)in.npolys * 2; i++)
             nav_put_u32(&w, in.detail_poly_tris[i]);
     }
-    nav_put_u32(&w, nav_crc32(w.p, w.len));
+    nav_put_u32(&w, (uint32_t)built);
+    nav_snapshot_put(m, w.p + w.len);
+    w.len += built;
+    uint32_t mesh_crc = nav_crc32(w.p, w.len);
+    nav_put_u32(&w, mesh_crc);
+    size_t section = w.len;
+    memcpy(w.p + w.len, "CGRF", 4);
+    w.len += 4;
+    nav_put_u32(&w, NAV_CORNER_FORMAT);
+    nav_put_u32(&w, mesh_crc);
+    nav_put_u32(&w, (uint32_t)graph);
+    w.len += nav_corner_save(m->cgraph, w.p + w.len);
+    nav_put_u32(&w, nav_crc32(w.p + section, w.len - section));
     *out = w.p;
     *len = w.len;
     return NAV_OK;
@@ -210,6 +270,48 @@ static void *nav_get_array(nav_rbuf *r, size_t count, size_t wire, size_t size) 
     return p;
 }
 
+/* count 32-bit words into dst (checked by nav_get_array before). */
+static void nav_get_words(nav_rbuf *r, void *dst, size_t count) {
+    if (!dst || r->bad)
+        return;
+    nav_le32_copy(dst, r->p + r->pos, count);
+    r->pos += count * 4;
+}
+
+static uint32_t nav_le32(const uint8_t *b) {
+    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+/* The payload of the graph section in p[0..n), or NULL when the section is
+   missing, damaged (CRC), of another format or of another mesh. */
+static const uint8_t *nav_graph_section(const uint8_t *p, size_t n, uint32_t mesh_crc,
+                                        size_t *plen) {
+    if (n < 20 || memcmp(p, "CGRF", 4) != 0)
+        return NULL;
+    uint32_t len = nav_le32(p + 12);
+    if (len != n - 20 || nav_le32(p + n - 4) != nav_crc32(p, n - 4))
+        return NULL;
+    if (nav_le32(p + 4) != NAV_CORNER_FORMAT || nav_le32(p + 8) != mesh_crc)
+        return NULL;
+    *plen = len;
+    return p + 16;
+}
+
+/* The stored graph when it fits the mesh, else one built afresh. On
+   NAV_E_NOMEM the mesh is freed and *m cleared by the caller's path. */
+static nav_status nav_attach_graph(nav_mesh *m, const uint8_t *graph, size_t len) {
+    nav_status st = graph ? nav_corner_load(m, graph, len) : NAV_E_CORRUPT;
+    if (st == NAV_OK) {
+        m->cgraph_origin = m->cgraph ? NAV_GRAPH_LOADED : NAV_GRAPH_NONE;
+    } else if (st == NAV_E_CORRUPT) {
+        st = nav_corner_build(m);
+        m->cgraph_origin = m->cgraph ? NAV_GRAPH_REBUILT : NAV_GRAPH_NONE;
+    }
+    if (st == NAV_OK)
+        ((nav_mesh_ext *)m)->memory += nav_corner_memory(m->cgraph);
+    return st;
+}
+
 nav_status nav_mesh_deserialize(const uint8_t *data, size_t len, nav_mesh **out, nav_error *err) {
     if (out)
         *out = NULL;
@@ -217,14 +319,17 @@ nav_status nav_mesh_deserialize(const uint8_t *data, size_t len, nav_mesh **out,
         return nav_set_error(err, NAV_E_INVALID_ARG, "nav_mesh_deserialize needs data and out");
     if (len < 12 || memcmp(data, "NAVM", 4) != 0)
         return nav_set_error(err, NAV_E_CORRUPT, "the blob is not a serialized navmesh");
-    uint32_t crc = (uint32_t)data[len - 4] | (uint32_t)data[len - 3] << 8 |
-                   (uint32_t)data[len - 2] << 16 | (uint32_t)data[len - 1] << 24;
-    if (nav_crc32(data, len - 4) != crc)
-        return nav_set_error(err, NAV_E_CORRUPT, "the blob's checksum does not match");
-    nav_rbuf r = {data, len - 4, 4, false};
+    nav_rbuf r = {data, len, 4, false};
     uint32_t version = nav_get_u32(&r);
-    if (version != NAV_BLOB_VERSION)
+    if (version < 1 || version > NAV_BLOB_VERSION)
         return nav_set_error(err, NAV_E_CORRUPT, "unsupported navmesh blob version %u", version);
+    /* version 1: the CRC is the blob's last word; version 2: it follows the
+       mesh fields (found by reading them), the graph section after it */
+    if (version == 1) {
+        if (nav_le32(data + len - 4) != nav_crc32(data, len - 4))
+            return nav_set_error(err, NAV_E_CORRUPT, "the blob's checksum does not match");
+        r.len = len - 4;
+    }
 
     nav_mesh_input in;
     memset(&in, 0, sizeof in);
@@ -235,24 +340,23 @@ nav_status nav_mesh_deserialize(const uint8_t *data, size_t len, nav_mesh **out,
 
     in.nverts = nav_get_u32(&r);
     verts = nav_get_array(&r, (size_t)in.nverts * 3, 4, sizeof *verts);
-    for (size_t i = 0; verts && !r.bad && i < (size_t)in.nverts * 3; i++)
-        verts[i] = nav_get_f32(&r);
+    nav_get_words(&r, verts, (size_t)in.nverts * 3);
     in.npolys = nav_get_u32(&r);
     pstart = nav_get_array(&r, (size_t)in.npolys + 1, 4, sizeof *pstart);
-    for (size_t i = 0; pstart && !r.bad && i <= in.npolys; i++) {
-        pstart[i] = nav_get_u32(&r);
-        if (i && pstart[i] < pstart[i - 1])
+    nav_get_words(&r, pstart, (size_t)in.npolys + 1);
+    for (size_t i = 1; pstart && !r.bad && i <= in.npolys; i++)
+        if (pstart[i] < pstart[i - 1])
             r.bad = true;
-    }
     if (pstart && !r.bad && pstart[0] != 0)
         r.bad = true;
     size_t nidx = pstart && !r.bad ? pstart[in.npolys] : 0;
     pverts = nav_get_array(&r, nidx, 4, sizeof *pverts);
-    for (size_t i = 0; pverts && !r.bad && i < nidx; i++)
-        pverts[i] = nav_get_u32(&r);
+    nav_get_words(&r, pverts, nidx);
     areas = nav_get_array(&r, in.npolys, 1, 1);
-    for (size_t i = 0; areas && !r.bad && i < in.npolys; i++)
-        areas[i] = nav_get_u8(&r);
+    if (areas && !r.bad) {
+        memcpy(areas, r.p + r.pos, in.npolys);
+        r.pos += in.npolys;
+    }
     in.nlinks = nav_get_u32(&r);
     links = nav_get_array(&r, in.nlinks, 31, sizeof *links);
     for (size_t l = 0; links && !r.bad && l < in.nlinks; l++) {
@@ -280,21 +384,39 @@ nav_status nav_mesh_deserialize(const uint8_t *data, size_t len, nav_mesh **out,
     if (has_detail == 1 && !r.bad) {
         in.ndetail_verts = nav_get_u32(&r);
         dverts = nav_get_array(&r, (size_t)in.ndetail_verts * 3, 4, sizeof *dverts);
-        for (size_t i = 0; dverts && !r.bad && i < (size_t)in.ndetail_verts * 3; i++)
-            dverts[i] = nav_get_f32(&r);
+        nav_get_words(&r, dverts, (size_t)in.ndetail_verts * 3);
         in.ndetail_tris = nav_get_u32(&r);
         dtris = nav_get_array(&r, (size_t)in.ndetail_tris * 3, 4, sizeof *dtris);
-        for (size_t i = 0; dtris && !r.bad && i < (size_t)in.ndetail_tris * 3; i++)
-            dtris[i] = nav_get_u32(&r);
+        nav_get_words(&r, dtris, (size_t)in.ndetail_tris * 3);
         dpoly = nav_get_array(&r, (size_t)in.npolys * 2, 4, sizeof *dpoly);
-        for (size_t i = 0; dpoly && !r.bad && i < (size_t)in.npolys * 2; i++)
-            dpoly[i] = nav_get_u32(&r);
+        nav_get_words(&r, dpoly, (size_t)in.npolys * 2);
     }
-    if (!r.bad && r.pos != r.len)
+    const uint8_t *built = NULL;
+    size_t built_len = 0;
+    if (version == 3) {
+        built_len = nav_get_u32(&r);
+        if (nav_have(&r, built_len)) {
+            built = r.p + r.pos;
+            r.pos += built_len;
+        }
+    }
+    const uint8_t *graph = NULL;
+    size_t graph_len = 0;
+    bool crc_bad = false;
+    if (!r.bad && version == 1 && r.pos != r.len)
         r.bad = true; /* trailing bytes */
+    if (!r.bad && version >= 2) {
+        size_t mesh_end = r.pos;
+        uint32_t mesh_crc = nav_get_u32(&r);
+        crc_bad = !r.bad && mesh_crc != nav_crc32(data, mesh_end);
+        if (!r.bad && !crc_bad)
+            graph = nav_graph_section(data + r.pos, len - r.pos, mesh_crc, &graph_len);
+    }
 
     nav_status st;
-    if (r.bad) {
+    if (crc_bad) {
+        st = nav_set_error(err, NAV_E_CORRUPT, "the blob's checksum does not match");
+    } else if (r.bad) {
         st = nav_set_error(err, NAV_E_CORRUPT, "the navmesh blob is truncated or malformed");
     } else {
         in.verts = verts;
@@ -306,11 +428,25 @@ nav_status nav_mesh_deserialize(const uint8_t *data, size_t len, nav_mesh **out,
         in.detail_tris = dtris;
         in.detail_poly_tris = dpoly;
         nav_error berr;
-        st = nav_mesh_build(&in, NULL, out, &berr);
+        berr.message[0] = '\0';
+        if (version == 3) {
+            /* the parsed arrays become the mesh's own */
+            st = nav_snapshot_load(&in, built, built_len, out, &berr);
+            verts = dverts = NULL;
+            pstart = pverts = dtris = dpoly = NULL;
+            areas = NULL;
+            links = NULL;
+        } else
+            st = nav_mesh_build_ex(&in, NULL, version == 1, out, &berr);
+        if (st == NAV_OK && version >= 2 &&
+            (st = nav_attach_graph(*out, graph, graph_len)) != NAV_OK) {
+            nav_mesh_free(*out);
+            *out = NULL;
+        }
         if (st == NAV_E_NOMEM)
-            nav_set_error(err, st, "out of memory rebuilding the navmesh");
+            nav_set_error(err, st, "out of memory loading the navmesh");
         else if (st != NAV_OK)
-            st = nav_set_error(err, NAV_E_CORRUPT, "the navmesh blob does not rebuild: %s",
+            st = nav_set_error(err, NAV_E_CORRUPT, "the navmesh blob does not load: %s",
                                berr.message);
     }
     free(verts);

@@ -18,7 +18,9 @@
     X(NAV_E_CORRUPT, "corrupt serialized navmesh")                                                 \
     X(NAV_E_LIMIT, "a configured limit was exceeded")                                              \
     X(NAV_E_NOT_FOUND, "not found")                                                                \
-    X(NAV_E_DEADLINE, "the caller's deadline was reached")
+    X(NAV_E_DEADLINE, "the caller's deadline was reached")                                         \
+    X(NAV_E_CANCELLED, "cancelled")                                                                \
+    X(NAV_E_EMPTY, "nothing walkable")
 
 typedef enum nav_status {
 #define NAV_STATUS_ENUM(name, text) name,

@@ -298,6 +298,89 @@ START_TEST(corridor_reuse) {
 }
 END_TEST
 
+/*
+ * nav_find_path_reuse_at against the whole answer (property): on random
+ * meshes (walls, bridges with links off) and random pairs of points, the
+ * answer from the already-snapped polygons equals nav_find_path_reuse's
+ * for the same snapped ends, bit for bit; asking only for a prefix
+ * (stop_corners, stop_len) gives exactly the whole path's first corners,
+ * at least stop_corners of them spanning at least stop_len in xz (or the
+ * whole path, untruncated, when it is shorter), and its links are the
+ * whole path's first ones.
+ */
+START_TEST(reuse_at_prefix_equals_whole) {
+    nav_query *q = nav_query_new(4096);
+    nav_cache *c = nav_cache_new(1 << 20, 4);
+    fx_random_opts o = fx_random_defaults();
+    uint32_t cut = 0, whole = 0;
+    for (uint32_t seed = 1; seed <= 60; seed++) {
+        o.walls = seed % 2;
+        o.bridge = seed % 5 == 0;
+        nav_mesh *m = fx_random(seed, &o);
+        uint32_t rng = seed * 13 + 5;
+        for (int it = 0; it < 8; it++) {
+            float a[3], b[3];
+            fx_random_point(m, &rng, a);
+            fx_random_point(m, &rng, b);
+            nav_path_request r = {.extents = {2, 4, 2}, .algorithm = NAV_ALGO_CORRIDOR};
+            memcpy(r.start, a, sizeof a);
+            memcpy(r.end, b, sizeof b);
+            fx_answer full;
+            fx_answer_init(&full);
+            if (nav_find_path_reuse(q, it & 1 ? c : NULL, m, &r, &full.res, NULL) != NAV_OK ||
+                (full.res.flags & NAV_PATH_PARTIAL_UNREACHABLE))
+                continue;
+            /* the snapped ends, as steering hands them in */
+            memcpy(r.start, full.res.start, sizeof r.start);
+            memcpy(r.end, full.res.end, sizeof r.end);
+            uint32_t sp = full.res.start_poly, ep = full.res.end_poly;
+            fx_answer at;
+            fx_answer_init(&at);
+            ck_assert_int_eq(nav_find_path_reuse_at(q, c, m, &r, sp, ep, 0, 0, &at.res, NULL),
+                             NAV_OK);
+            fx_answer ref;
+            fx_answer_init(&ref);
+            ck_assert_int_eq(nav_find_path_reuse(q, NULL, m, &r, &ref.res, NULL), NAV_OK);
+            if (ref.res.start_poly == sp && ref.res.end_poly == ep)
+                ck_assert_msg(same_path(&at, &ref), "seed %u: reuse_at differs", seed);
+            uint32_t k = 1 + fx_rand(&rng) % 6;
+            float L = 12.0f * fx_randf(&rng);
+            fx_answer pre;
+            fx_answer_init(&pre);
+            ck_assert_int_eq(
+                nav_find_path_reuse_at(q, it & 2 ? c : NULL, m, &r, sp, ep, k, L, &pre.res, NULL),
+                NAV_OK);
+            const nav_path_result *P = &pre.res, *W = &at.res;
+            ck_assert_uint_le(P->ncorners, W->ncorners);
+            ck_assert_msg(memcmp(pre.corners, at.corners, sizeof(float) * 3 * P->ncorners) == 0,
+                          "seed %u: prefix corners differ", seed);
+            ck_assert_uint_le(P->nlinks, W->nlinks);
+            ck_assert(memcmp(pre.links, at.links, sizeof(uint32_t) * P->nlinks) == 0);
+            if (!(P->flags & NAV_PATH_TRUNCATED)) {
+                ck_assert_msg(same_path(&pre, &at), "seed %u: untruncated prefix differs", seed);
+                whole++;
+                continue;
+            }
+            /* (the whole path may hold no more corners: its end can fall
+               on the last corner out, which is then not repeated) */
+            cut++;
+            ck_assert_uint_ge(P->ncorners, k);
+            double xz = 0;
+            for (uint32_t i = 1; i < P->ncorners; i++)
+                xz += hypot((double)pre.corners[3 * i] - pre.corners[3 * i - 3],
+                            (double)pre.corners[3 * i + 2] - pre.corners[3 * i - 1]);
+            ck_assert_msg(xz >= L - 1e-4, "seed %u: prefix %g m < %g m", seed, xz, (double)L);
+        }
+        nav_mesh_free(m);
+    }
+    /* both branches ran often enough to mean something */
+    ck_assert_uint_gt(cut, 40);
+    ck_assert_uint_gt(whole, 40);
+    nav_cache_free(c);
+    nav_query_free(q);
+}
+END_TEST
+
 START_TEST(corridor_reuse_random) {
     /* Random meshes: after a miss, other points in the same polygon pair
        are answered from the corridor and the path is valid. */
@@ -677,6 +760,7 @@ Suite *nav_cache_suite(void) {
     tcase_add_test(tc, eviction_counts);
     tcase_add_test(tc, corridor_reuse);
     tcase_add_test(tc, corridor_reuse_random);
+    tcase_add_test(tc, reuse_at_prefix_equals_whole);
     tcase_add_test(tc, threads_hammer_same_keys);
     tcase_add_test(tc, arena_fill_evict_cycles);
     tcase_add_test(tc, arena_refuses_oversized);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nav/nav_corner.h"
 #include "nav/nav_mesh_internal.h"
 #include "tests/test_fixtures.h"
 
@@ -844,11 +845,16 @@ START_TEST(test_serialize_roundtrip) {
     size_t len, len2;
     ck_assert_int_eq(nav_mesh_serialize(m, &blob, &len), NAV_OK);
     ck_assert(memcmp(blob, "NAVM", 4) == 0);
-    ck_assert(blob[4] == 1 && blob[5] == 0 && blob[6] == 0 && blob[7] == 0);
+    ck_assert(blob[4] == 3 && blob[5] == 0 && blob[6] == 0 && blob[7] == 0);
     nav_mesh *r = NULL;
     nav_error err;
     ck_assert_msg(nav_mesh_deserialize(blob, len, &r, &err) == NAV_OK, "%s", err.message);
     assert_same_mesh(m, r);
+    /* the corner graph travels with the mesh and comes back as stored */
+    ck_assert_int_eq(nav_mesh_graph_origin(m), NAV_GRAPH_BUILT);
+    ck_assert_int_eq(nav_mesh_graph_origin(r), NAV_GRAPH_LOADED);
+    ck_assert_uint_eq(nav_corner_node_count(r->cgraph), nav_corner_node_count(m->cgraph));
+    ck_assert_uint_eq(nav_corner_edge_count(r->cgraph), nav_corner_edge_count(m->cgraph));
     ck_assert_uint_ne(nav_mesh_uid(m), nav_mesh_uid(r));
     float y;
     ck_assert_int_eq(nav_mesh_height(r, 0, 1, 1, &y), NAV_OK);
@@ -875,6 +881,8 @@ START_TEST(test_serialize_roundtrip) {
         ck_assert_int_eq(nav_mesh_serialize(m, &blob, &len), NAV_OK);
         ck_assert_int_eq(nav_mesh_deserialize(blob, len, &r, &err), NAV_OK);
         assert_same_mesh(m, r);
+        ck_assert_int_eq(nav_mesh_graph_origin(r), NAV_GRAPH_LOADED);
+        ck_assert_uint_gt(nav_corner_edge_count(r->cgraph), 0);
         ck_assert_int_eq(nav_mesh_serialize(r, &blob2, &len2), NAV_OK);
         ck_assert(len == len2 && memcmp(blob, blob2, len) == 0);
         free(blob);
@@ -885,10 +893,23 @@ START_TEST(test_serialize_roundtrip) {
 }
 END_TEST
 
-static void put_crc(uint8_t *blob, size_t len) {
-    uint32_t c = nav_crc32(blob, len - 4);
+static void put_crc_at(uint8_t *blob, size_t end) {
+    uint32_t c = nav_crc32(blob, end);
     for (int i = 0; i < 4; i++)
-        blob[len - 4 + i] = (uint8_t)(c >> (8 * i));
+        blob[end + i] = (uint8_t)(c >> (8 * i));
+}
+
+static void put_crc(uint8_t *blob, size_t len) {
+    put_crc_at(blob, len - 4);
+}
+
+/* Where a version 3 blob of m splits: the mesh fields (input form, then the
+   built section) end at *mesh_end (its CRC follows), the corner graph
+   section runs from *section to the end (20 bytes of framing around the
+   graph's stored form). */
+static void blob_parts(const nav_mesh *m, size_t len, size_t *mesh_end, size_t *section) {
+    *section = len - 20 - nav_corner_save(m->cgraph, NULL);
+    *mesh_end = *section - 4;
 }
 
 START_TEST(test_serialize_corrupt) {
@@ -896,41 +917,59 @@ START_TEST(test_serialize_corrupt) {
     ck_assert_uint_eq(nav_crc32((const uint8_t *)"123456789", 9), 0xCBF43926u);
     nav_mesh *m = bridge_with_links_and_detail();
     uint8_t *blob;
-    size_t len;
+    size_t len, mesh_end, section;
     ck_assert_int_eq(nav_mesh_serialize(m, &blob, &len), NAV_OK);
+    blob_parts(m, len, &mesh_end, &section);
+    ck_assert(memcmp(blob + section, "CGRF", 4) == 0);
     nav_mesh_free(m);
     nav_mesh *r = (nav_mesh *)0x1;
     nav_error err;
     uint8_t *copy = malloc(len);
-    /* Every single flipped byte is caught by the CRC (or the magic). */
+    /* Every single flipped byte of the mesh fields or their CRC is caught
+       (the CRC or the magic); one in the graph section only costs a
+       rebuild of the graph. */
     for (size_t i = 0; i < len; i++) {
         memcpy(copy, blob, len);
         copy[i] ^= 0x5A;
-        ck_assert_int_eq(nav_mesh_deserialize(copy, len, &r, &err), NAV_E_CORRUPT);
-        ck_assert_ptr_null(r);
+        nav_status st = nav_mesh_deserialize(copy, len, &r, &err);
+        if (i < section) {
+            ck_assert_int_eq(st, NAV_E_CORRUPT);
+            ck_assert_ptr_null(r);
+        } else {
+            ck_assert_int_eq(st, NAV_OK);
+            ck_assert_int_eq(nav_mesh_graph_origin(r), NAV_GRAPH_REBUILT);
+            nav_mesh_free(r);
+        }
     }
-    /* Every truncation. */
-    for (size_t n = 0; n < len; n++)
-        ck_assert_int_eq(nav_mesh_deserialize(blob, n, &r, &err), NAV_E_CORRUPT);
+    /* Every truncation: in the mesh fields fatal, in the section a rebuild. */
+    for (size_t n = 0; n < len; n++) {
+        nav_status st = nav_mesh_deserialize(blob, n, &r, &err);
+        ck_assert_int_eq(st, n < section ? NAV_E_CORRUPT : NAV_OK);
+        if (st == NAV_OK) {
+            ck_assert_int_eq(nav_mesh_graph_origin(r), NAV_GRAPH_REBUILT);
+            nav_mesh_free(r);
+        }
+    }
     /* Wrong magic / version with a valid CRC. */
     memcpy(copy, blob, len);
     copy[0] = 'X';
     put_crc(copy, len);
     ck_assert_int_eq(nav_mesh_deserialize(copy, len, &r, &err), NAV_E_CORRUPT);
     memcpy(copy, blob, len);
-    copy[4] = 2;
-    put_crc(copy, len);
+    copy[4] = 4;
+    put_crc_at(copy, mesh_end);
     ck_assert_int_eq(nav_mesh_deserialize(copy, len, &r, &err), NAV_E_CORRUPT);
-    ck_assert_msg(strstr(err.message, "version 2") != NULL, "%s", err.message);
-    /* Random damage with the CRC fixed up: must fail cleanly or rebuild a
-       valid mesh, never read out of bounds (ASan watches). */
+    ck_assert_msg(strstr(err.message, "version 4") != NULL, "%s", err.message);
+    /* Random damage to the mesh fields with their CRC fixed up: must fail
+       cleanly or rebuild a valid mesh, never read out of bounds (ASan
+       watches); the graph section no longer matches the mesh's CRC then. */
     uint32_t rng = 12345;
     for (int t = 0; t < 3000; t++) {
         memcpy(copy, blob, len);
         int flips = 1 + (int)(fx_rand(&rng) % 4);
         for (int f = 0; f < flips; f++)
-            copy[8 + fx_rand(&rng) % (len - 12)] = (uint8_t)fx_rand(&rng);
-        put_crc(copy, len);
+            copy[8 + fx_rand(&rng) % (mesh_end - 8)] = (uint8_t)fx_rand(&rng);
+        put_crc_at(copy, mesh_end);
         nav_status st = nav_mesh_deserialize(copy, len, &r, &err);
         ck_assert(st == NAV_OK || st == NAV_E_CORRUPT);
         nav_mesh_free(st == NAV_OK ? r : NULL);
@@ -942,6 +981,66 @@ START_TEST(test_serialize_corrupt) {
     ck_assert_int_eq(nav_mesh_deserialize(copy, len, &r, &err), NAV_E_CORRUPT);
     free(copy);
     free(blob);
+}
+END_TEST
+
+/*
+ * The stored corner graph on a mesh with many corners: intact it is
+ * loaded (not rebuilt); damaged it is detected by the section's CRC and
+ * rebuilt, giving the same graph; damaged with the CRC fixed up (the
+ * stored form's own checks then decide) the load is memory-safe and ends
+ * with a graph either way; a version 1 blob (no section) builds one.
+ */
+START_TEST(test_serialize_graph_section) {
+    fx_random_opts o = fx_random_defaults();
+    o.width = o.height = 16;
+    o.hole_ratio = 0.25f;
+    nav_mesh *m = fx_random(3, &o);
+    ck_assert_uint_gt(nav_corner_node_count(m->cgraph), 20);
+    uint8_t *blob;
+    size_t len, mesh_end, section;
+    ck_assert_int_eq(nav_mesh_serialize(m, &blob, &len), NAV_OK);
+    blob_parts(m, len, &mesh_end, &section);
+    nav_mesh *r = NULL;
+    nav_error err;
+    ck_assert_int_eq(nav_mesh_deserialize(blob, len, &r, &err), NAV_OK);
+    ck_assert_int_eq(nav_mesh_graph_origin(r), NAV_GRAPH_LOADED);
+    nav_mesh_free(r);
+    uint8_t *copy = malloc(len);
+    uint32_t rng = 4242;
+    for (int t = 0; t < 200; t++) {
+        memcpy(copy, blob, len);
+        copy[section + 16 + fx_rand(&rng) % (len - section - 20)] ^= (uint8_t)(1 + t % 255);
+        ck_assert_int_eq(nav_mesh_deserialize(copy, len, &r, &err), NAV_OK);
+        ck_assert_int_eq(nav_mesh_graph_origin(r), NAV_GRAPH_REBUILT);
+        ck_assert_uint_eq(nav_corner_edge_count(r->cgraph), nav_corner_edge_count(m->cgraph));
+        nav_mesh_free(r);
+        put_crc(copy, len);
+        ck_assert_int_eq(nav_mesh_deserialize(copy, len, &r, &err), NAV_OK);
+        ck_assert(nav_mesh_graph_origin(r) == NAV_GRAPH_LOADED ||
+                  nav_mesh_graph_origin(r) == NAV_GRAPH_REBUILT);
+        ck_assert_ptr_nonnull(r->cgraph);
+        nav_mesh_free(r);
+    }
+    /* the section of another mesh (same size, other CRC) is not taken */
+    memcpy(copy, blob, len);
+    copy[section + 8] ^= 1; /* the bound mesh CRC */
+    put_crc(copy, len);
+    ck_assert_int_eq(nav_mesh_deserialize(copy, len, &r, &err), NAV_OK);
+    ck_assert_int_eq(nav_mesh_graph_origin(r), NAV_GRAPH_REBUILT);
+    nav_mesh_free(r);
+    /* version 1: the input fields (no built section), version 1, the CRC last */
+    size_t input_end = mesh_end - nav_snapshot_size(m) - 4;
+    memcpy(copy, blob, input_end);
+    copy[4] = 1;
+    put_crc_at(copy, input_end);
+    ck_assert_int_eq(nav_mesh_deserialize(copy, input_end + 4, &r, &err), NAV_OK);
+    ck_assert_int_eq(nav_mesh_graph_origin(r), NAV_GRAPH_BUILT);
+    ck_assert_uint_eq(nav_corner_edge_count(r->cgraph), nav_corner_edge_count(m->cgraph));
+    nav_mesh_free(r);
+    free(copy);
+    free(blob);
+    nav_mesh_free(m);
 }
 END_TEST
 
@@ -1067,6 +1166,7 @@ Suite *nav_mesh_suite(void) {
     TCase *ts = tcase_create("serialize");
     tcase_add_test(ts, test_serialize_roundtrip);
     tcase_add_test(ts, test_serialize_corrupt);
+    tcase_add_test(ts, test_serialize_graph_section);
     tcase_add_test(ts, test_obj_parse);
     tcase_add_test(ts, test_obj_roundtrip);
     suite_add_tcase(s, ts);

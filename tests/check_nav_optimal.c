@@ -425,6 +425,7 @@ static void obs_check(void *ctx, const nav_optimal_interval *iv) {
 START_TEST(test_observer) {
     nav_mesh *m = fx_square_with_hole();
     run r;
+    nav_optimal_use_graph(g_opt, NAV_OPT_GRAPH_OFF); /* the observer watches the interval search */
     flat_search(&r, m, 1, 5, 9, 5, 0);
     ck_assert_int_eq(r.st, NAV_OK);
     obs_log lg = {.m = m, .bound = xz_len(&r.res)};
@@ -566,6 +567,8 @@ typedef struct prop_stats {
     double max_err;
 } prop_stats;
 
+/* Both exact searches (the corner graph, then the interval search forced)
+   against the reference, with corridor and symmetry checks. */
 static void property_case(uint32_t seed, const fx_random_opts *o, uint64_t excl, int nq,
                           prop_stats *st) {
     nav_mesh *m = fx_random(seed, o);
@@ -575,51 +578,75 @@ static void property_case(uint32_t seed, const fx_random_opts *o, uint64_t excl,
     int usable = 0;
     for (uint32_t p = 0; p < m->npolys; p++)
         usable |= !((excl >> m->areas[p]) & 1u);
+    /* an exclusion that removes a present area moves the walls: the corner
+       graph must not answer, the interval search does */
+    int walls_moved = (excl & (m->area_mask | m->link_area_mask)) != 0;
+    nav_optimal_stats before, after;
+    nav_optimal_stats_get(g_opt, &before);
     for (int q = 0; q < nq && usable; q++) {
         float s[3], e[3];
         uint32_t sp = random_point(m, excl, &rng, s), ep = random_point(m, excl, &rng, e);
         double want = vg_shortest(ref, sp, s, ep, e);
-        run r;
-        search(&r, m, sp, s, ep, e, excl, 0);
         st->queries++;
-        if (!isfinite(want)) {
-            ck_assert_msg(r.st == NAV_E_NOT_FOUND,
-                          "seed %u q %d: reference unreachable, search status %d", seed, q, r.st);
-            continue;
+        for (int mode = 0; mode < 2; mode++) {
+            nav_optimal_use_graph(g_opt, mode == 0 ? NAV_OPT_GRAPH_ON : NAV_OPT_GRAPH_OFF);
+            run r;
+            search(&r, m, sp, s, ep, e, excl, 0);
+            if (!isfinite(want)) {
+                ck_assert_msg(r.st == NAV_E_NOT_FOUND,
+                              "seed %u q %d mode %d: reference unreachable, search status %d", seed,
+                              q, mode, r.st);
+                continue;
+            }
+            ck_assert_msg(r.st == NAV_OK, "seed %u q %d mode %d: status %d, reference %.6f", seed,
+                          q, mode, r.st, want);
+            double got = xz_len(&r.res);
+            ck_assert_msg(fabs(got - want) <= 1e-4 && got <= want + 1e-6,
+                          "seed %u q %d: (%.6f,%.6f)p%u -> (%.6f,%.6f)p%u: %s %.9f reference "
+                          "%.9f",
+                          seed, q, s[0], s[2], sp, e[0], e[2], ep, mode ? "interval" : "graph", got,
+                          want);
+            ck_assert_float_eq_tol(r.res.corners[0], s[0], 1e-6f);
+            ck_assert_float_eq_tol(r.res.corners[3 * r.res.ncorners - 1], e[2], 1e-6f);
+            check_corridor(m, &r.res, sp, ep);
+            if (fabs(got - want) > st->max_err)
+                st->max_err = fabs(got - want);
+            st->found += mode == 0;
+            run back;
+            search(&back, m, ep, e, sp, s, excl, 0);
+            ck_assert_int_eq(back.st, NAV_OK);
+            ck_assert_msg(fabs(xz_len(&back.res) - got) <= 1e-4,
+                          "seed %u q %d mode %d: asymmetric %.9f %.9f", seed, q, mode, got,
+                          xz_len(&back.res));
+            st->symmetric += mode == 0;
         }
-        ck_assert_msg(r.st == NAV_OK, "seed %u q %d: status %d, reference %.6f", seed, q, r.st,
-                      want);
-        double got = xz_len(&r.res);
-        ck_assert_msg(fabs(got - want) <= 1e-4 && got <= want + 1e-6,
-                      "seed %u q %d: (%.6f,%.6f)p%u -> (%.6f,%.6f)p%u: optimal %.9f reference "
-                      "%.9f",
-                      seed, q, s[0], s[2], sp, e[0], e[2], ep, got, want);
-        ck_assert_float_eq_tol(r.res.corners[0], s[0], 1e-6f);
-        ck_assert_float_eq_tol(r.res.corners[3 * r.res.ncorners - 1], e[2], 1e-6f);
-        check_corridor(m, &r.res, sp, ep);
-        if (fabs(got - want) > st->max_err)
-            st->max_err = fabs(got - want);
-        st->found++;
-        run back;
-        search(&back, m, ep, e, sp, s, excl, 0);
-        ck_assert_int_eq(back.st, NAV_OK);
-        ck_assert_msg(fabs(xz_len(&back.res) - got) <= 1e-4, "seed %u q %d: asymmetric %.9f %.9f",
-                      seed, q, got, xz_len(&back.res));
-        st->symmetric++;
+        nav_optimal_use_graph(g_opt, NAV_OPT_GRAPH_AUTO);
     }
+    nav_optimal_stats_get(g_opt, &after);
+    if (walls_moved)
+        ck_assert_uint_eq(after.graph_searches, before.graph_searches);
     vg_free(ref);
     nav_mesh_free(m);
 }
 
+/* Without exclusions the corner graph answers the searches the straight
+   walk does not, and never hands one back (a miss). */
 static void property_run(const char *name, fx_random_opts o, uint64_t excl, uint32_t seeds,
                          int nq) {
     prop_stats st = {0};
+    nav_optimal_stats before, after;
+    nav_optimal_stats_get(g_opt, &before);
     for (uint32_t seed = 1; seed <= seeds; seed++)
         property_case(seed, &o, excl, nq, &st);
+    nav_optimal_stats_get(g_opt, &after);
+    uint64_t graph = after.graph_searches - before.graph_searches;
     printf("nav_optimal %s: %u seeds, %u queries, %u paths (max |optimal - reference| %.2e), "
-           "%u symmetric\n",
-           name, seeds, st.queries, st.found, st.max_err, st.symmetric);
+           "%u symmetric, %llu answered by the corner graph\n",
+           name, seeds, st.queries, st.found, st.max_err, st.symmetric, (unsigned long long)graph);
     ck_assert_uint_gt(st.found, st.queries / 4);
+    ck_assert_uint_eq(after.graph_misses, before.graph_misses);
+    if (excl == 0)
+        ck_assert_uint_gt(graph, st.found / 4);
 }
 
 START_TEST(test_random_holes) {
@@ -789,24 +816,30 @@ START_TEST(test_random_links) {
             float s[3], e[3];
             uint32_t sp = random_point(m, excl, &rng, s), ep = random_point(m, excl, &rng, e);
             double want = vg_shortest(ref, sp, s, ep, e);
-            run r;
-            search(&r, m, sp, s, ep, e, excl, 0);
             st.queries++;
-            if (!isfinite(want)) {
-                ck_assert_msg(r.st == NAV_E_NOT_FOUND, "seed %u q %d: status %d", seed, q, r.st);
-                continue;
+            for (int mode = 0; mode < 2; mode++) {
+                nav_optimal_use_graph(g_opt, mode == 0 ? NAV_OPT_GRAPH_ON : NAV_OPT_GRAPH_OFF);
+                run r;
+                search(&r, m, sp, s, ep, e, excl, 0);
+                if (!isfinite(want)) {
+                    ck_assert_msg(r.st == NAV_E_NOT_FOUND, "seed %u q %d mode %d: status %d", seed,
+                                  q, mode, r.st);
+                    continue;
+                }
+                ck_assert_msg(r.st == NAV_OK, "seed %u q %d mode %d: status %d", seed, q, mode,
+                              r.st);
+                double got = path_cost(m, &r.res);
+                ck_assert_msg(fabs(got - want) <= 1e-4 && got <= want + 1e-6,
+                              "seed %u q %d mode %d: optimal %.9f reference %.9f (%u links)", seed,
+                              q, mode, got, want, r.res.nlinks);
+                climbs += r.res.nlinks > 0 && o.bridge && mode == 0;
+                for (uint32_t i = 0; i < r.res.nlinks; i++)
+                    ck_assert_uint_ne(r.res.links[i], 5); /* excluded */
+                check_corridor(m, &r.res, sp, ep);
+                st.found += mode == 0;
+                st.symmetric += r.res.nlinks > 0 && mode == 0; /* here: paths through a link */
             }
-            ck_assert_msg(r.st == NAV_OK, "seed %u q %d: status %d", seed, q, r.st);
-            double got = path_cost(m, &r.res);
-            ck_assert_msg(fabs(got - want) <= 1e-4 && got <= want + 1e-6,
-                          "seed %u q %d: optimal %.9f reference %.9f (%u links)", seed, q, got,
-                          want, r.res.nlinks);
-            climbs += r.res.nlinks > 0 && o.bridge;
-            for (uint32_t i = 0; i < r.res.nlinks; i++)
-                ck_assert_uint_ne(r.res.links[i], 5); /* excluded */
-            check_corridor(m, &r.res, sp, ep);
-            st.found++;
-            st.symmetric += r.res.nlinks > 0; /* here: paths that took a link */
+            nav_optimal_use_graph(g_opt, NAV_OPT_GRAPH_AUTO);
         }
         vg_free(ref);
         nav_mesh_free(m);
@@ -817,6 +850,12 @@ START_TEST(test_random_links) {
            st.queries, st.found, st.symmetric, climbs);
     ck_assert_uint_gt(st.symmetric, 10);
     ck_assert_uint_gt(climbs, 2);
+    /* the exclusion hits a link's area only: the graph answers (it skips
+       that link), and never hands an answer back */
+    nav_optimal_stats os;
+    nav_optimal_stats_get(g_opt, &os);
+    ck_assert_uint_eq(os.graph_misses, 0);
+    ck_assert_uint_gt(os.graph_searches, st.found / 4);
 }
 END_TEST
 

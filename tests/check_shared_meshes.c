@@ -15,6 +15,7 @@
 
 #include "nav/nav_internal.h"
 #include "tests/test_fixtures.h"
+#include "tests/test_snapshot.h"
 
 typedef struct shared_case {
     const char *name;
@@ -239,6 +240,29 @@ START_TEST(test_shared_query_heights) {
 }
 END_TEST
 
+/* Every shared mesh (town too), with and without its detail mesh: loaded
+   from a version 3 blob (built structures stored) it equals the mesh rebuilt
+   from its input form, array by array, and answers the same. */
+START_TEST(test_shared_snapshot) {
+    static const char *const names[4] = {"dungeon", "nav_test", "undulating", "town"};
+    const char *path = shared_file(names[_i], ".navmesh.json");
+    if (!path) {
+        printf("skip: ../shared/meshes/%s.navmesh.json absent\n", names[_i]);
+        return;
+    }
+    for (int detail = 0; detail < 2; detail++) {
+        json_mesh j;
+        load_json_mesh(path, &j, detail);
+        nav_mesh *m = NULL;
+        nav_error err;
+        ck_assert_msg(nav_mesh_build(&j.in, NULL, &m, &err) == NAV_OK, "%s", err.message);
+        snap_check(m, 31 * (uint32_t)_i + (uint32_t)detail + 1, 60);
+        nav_mesh_free(m);
+        json_mesh_free(&j);
+    }
+}
+END_TEST
+
 extern Suite *shared_meshes_suite(void);
 Suite *shared_meshes_suite(void) {
     Suite *s = suite_create("shared_meshes");
@@ -246,6 +270,7 @@ Suite *shared_meshes_suite(void) {
     tcase_add_loop_test(tc, test_shared_json, 0, 3);
     tcase_add_loop_test(tc, test_shared_obj, 0, 3);
     tcase_add_loop_test(tc, test_shared_query_heights, 0, 3);
+    tcase_add_loop_test(tc, test_shared_snapshot, 0, 4);
     suite_add_tcase(s, tc);
     return s;
 }

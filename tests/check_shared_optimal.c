@@ -113,7 +113,12 @@ static nav_mesh *load_shared_mesh(const char *file) {
     return m;
 }
 
-static void run_mesh(const char *name) {
+/* vg_every: every how many queries also against the brute-force reference
+   (and, when 8, also those where the corridor path is over 5 % longer; the
+   reference is quadratic in the corners, so town gets a sample). Each
+   query runs both exact searches, the corner graph (the default) and the
+   interval search, which must agree. */
+static void run_mesh(const char *name, size_t vg_every) {
     char mesh_file[128], query_file[128];
     snprintf(mesh_file, sizeof mesh_file, "%s.navmesh.json", name);
     snprintf(query_file, sizeof query_file, "%s.queries.json", name);
@@ -125,7 +130,7 @@ static void run_mesh(const char *name) {
     json_error_t err;
     json_t *qs = json_load_file(fx_shared_mesh_path(query_file), 0, &err);
     ck_assert_msg(qs != NULL, "%s: %s", query_file, err.text);
-    nav_optimal *o = nav_optimal_new(1u << 16);
+    nav_optimal *o = nav_optimal_new(1u << 18);
     ck_assert_ptr_nonnull(o);
     static float corners[3 * 1024];
     static uint32_t polys[4096];
@@ -151,18 +156,33 @@ static void run_mesh(const char *name) {
         res.max_corners = 1024;
         res.polys = polys;
         res.max_polys = 4096;
-        nav_status st = nav_optimal_search(o, m, sp, ss, ep, es, 0, 0, &res);
-        ck_assert_msg(st == NAV_OK, "%s query %zu: status %d", name, i, (int)st);
-        double len = 0;
-        for (uint32_t c = 1; c < res.ncorners; c++)
-            len += hypot((double)corners[3 * c] - corners[3 * c - 3],
-                         (double)corners[3 * c + 2] - corners[3 * c - 1]);
+        double lens[2];
+        for (int mode = 1; mode >= 0; mode--) {
+            nav_optimal_use_graph(o, mode == 0 ? NAV_OPT_GRAPH_ON : NAV_OPT_GRAPH_OFF);
+            memset(&res, 0, sizeof res);
+            res.corners = corners;
+            res.max_corners = 1024;
+            res.polys = polys;
+            res.max_polys = 4096;
+            nav_status st = nav_optimal_search(o, m, sp, ss, ep, es, 0, 0, &res);
+            ck_assert_msg(st == NAV_OK, "%s query %zu mode %d: status %d", name, i, mode, (int)st);
+            ck_assert_uint_eq(res.polys[0], sp);
+            ck_assert_uint_eq(res.polys[res.npolys - 1], ep);
+            lens[mode] = 0;
+            for (uint32_t c = 1; c < res.ncorners; c++)
+                lens[mode] += hypot((double)corners[3 * c] - corners[3 * c - 3],
+                                    (double)corners[3 * c + 2] - corners[3 * c - 1]);
+        }
+        double len = lens[0];
+        ck_assert_msg(fabs(lens[0] - lens[1]) <= 1e-4 * (1 + len),
+                      "%s query %zu: corner graph %.6f, interval search %.6f", name, i, lens[0],
+                      lens[1]);
         ck_assert_msg(len <= ref + 1e-3, "%s query %zu: optimal %.6f > reference %.6f", name, i,
                       len, ref);
         /* every 8th query (and every one where the corridor path is much
            longer) also against the brute-force reference */
         double pct = len > 1e-6 ? 100.0 * (ref - len) / len : 0;
-        if (i % 8 == 0 || pct > 5) {
+        if (i % vg_every == 0 || (vg_every == 8 && pct > 5)) {
             double want = vg_shortest(vg, sp, ss, ep, es);
             ck_assert_msg(fabs(want - len) <= 1e-3, "%s query %zu: optimal %.6f, visibility %.6f",
                           name, i, len, want);
@@ -178,23 +198,33 @@ static void run_mesh(const char *name) {
            name, count, checked, count ? sum_pct / count : 0.0, max_pct, min_pct);
     vg_free(vg);
     ck_assert_uint_gt(count, 0);
+    nav_optimal_stats os;
+    nav_optimal_stats_get(o, &os);
+    ck_assert_uint_eq(os.graph_misses, 0);
     nav_optimal_free(o);
     json_decref(qs);
     nav_mesh_free(m);
 }
 
 START_TEST(test_dungeon) {
-    run_mesh("dungeon");
+    run_mesh("dungeon", 8);
 }
 END_TEST
 
 START_TEST(test_nav_test) {
-    run_mesh("nav_test");
+    run_mesh("nav_test", 8);
+}
+END_TEST
+
+/* A 400 m town of 4,547 polygons with overpasses: the scale the corner
+   graph is for. */
+START_TEST(test_town) {
+    run_mesh("town", 250);
 }
 END_TEST
 
 START_TEST(test_undulating) {
-    run_mesh("undulating");
+    run_mesh("undulating", 8);
 }
 END_TEST
 
@@ -205,6 +235,7 @@ Suite *shared_optimal_suite(void) {
     tcase_add_test(tc, test_dungeon);
     tcase_add_test(tc, test_nav_test);
     tcase_add_test(tc, test_undulating);
+    tcase_add_test(tc, test_town);
     suite_add_tcase(s, tc);
     return s;
 }

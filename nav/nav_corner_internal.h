@@ -1,0 +1,195 @@
+/*
+ * nav_corner_internal: what the corner-graph files share (nav_corner_walk.c,
+ * nav_corner_build.c, nav_corner_search.c; nav/ only).
+ *
+ * Owns the graph's layout and the visibility walker: from a root point,
+ * cones of sight are pushed through the portals of the mesh (by adjacency,
+ * so floors that overlap in xz never see each other), and every polygon a
+ * cone enters is handed to a callback with the cone, which then decides
+ * which of the polygon's points are in sight. From one fixed root every
+ * point is seen along one ray only, so a walk touches each piece of edge
+ * in sight once: its cost is the size of the region in sight.
+ */
+#ifndef NAV_CORNER_INTERNAL_H
+#define NAV_CORNER_INTERNAL_H
+
+#include <math.h>
+#include <stdint.h>
+
+#include "nav/nav_corner.h"
+#include "nav/nav_internal.h"
+
+/*
+ * Nodes: corners [0, ncorners), then for link l the node ncorners + 2 l at
+ * its start point and ncorners + 2 l + 1 at its end point (both as snapped
+ * on the mesh: start_on, end_on). A link whose start or end is off the
+ * mesh has both nodes, but they are in no polygon's list and have no edges.
+ */
+/* A graph edge with its target's position inline (the search reads it for
+   every edge it scans; the node arrays would be a cache miss each). */
+typedef struct nav_cedge {
+    float x, z;
+    uint32_t to;
+} nav_cedge;
+
+struct nav_cgraph {
+    uint32_t ncorners, nnodes;
+    double *xz;          /* 2 per node */
+    float *y;            /* per node: height (vertex's, or the link point's) */
+    uint32_t *poly;      /* per node: a polygon holding it, NAV_NONE for an unusable link */
+    double *wall;        /* 4 per corner: far ends (x, z, x, z) of its two wall edges */
+    uint32_t *corner_of; /* per polygon corner slot (poly_start[p] + k): node id or NAV_NONE */
+    uint32_t *pts_start; /* npolys + 1: link nodes lying in each polygon, in pts */
+    uint32_t *pts;
+    /* Edges of u: adj[adj_start[u] .. adj_start[u + 1]), the visible
+       neighbours, tangent at each corner end. A corner's are split at
+       adj_mid[u]: first those with the obstacle at u on the negative side
+       of the line u -> v, then the positive ones (an edge with both wall
+       ends on the line is in both halves). A taut path keeps the obstacle
+       on one side through a bend, so the search scans one half. */
+    uint32_t *adj_start, *adj_mid;
+    nav_cedge *adj;
+    uint64_t nedges;
+    size_t memory;
+    /* The walk mesh (nav_corner_merge.c): the same region in fewer, larger
+       convex pieces, on which every sight cone is walked. wm has only
+       npolys, nverts, verts (the mesh's, borrowed), poly_start,
+       poly_verts, poly_nei and poly_twin. wof: original polygon -> piece;
+       wrep: piece -> one of its polygons; wcorner_of: per piece slot, the
+       corner node or NAV_NONE; wpoly: per node, its piece; wpts_start /
+       wpts: link nodes per piece. */
+    nav_mesh *wm;
+    uint32_t *wof, *wrep, *wcorner_of, *wpoly;
+    uint32_t *wpts_start, *wpts;
+};
+
+/* Builds the walk mesh fields of g (needs its nodes); frees them; bytes. */
+nav_status nav_corner_merge(const nav_mesh *m, nav_cgraph *g);
+void nav_corner_merge_free(nav_cgraph *g);
+size_t nav_corner_merge_memory(const nav_cgraph *g);
+
+/* Twice the signed area of (a, b, p), exactly 0 within a relative 1e-11 of
+   the line ab (the interval search's tolerance, nav_optimal.c). */
+static inline double nav_corner_orient(double ax, double az, double bx, double bz, double px,
+                                       double pz) {
+    double ux = bx - ax, uz = bz - az, vx = px - ax, vz = pz - az;
+    double c = ux * vz - uz * vx;
+    double tol = 1e-11 * (fabs(ux) + fabs(uz)) * (fabs(vx) + fabs(vz));
+    return fabs(c) <= tol ? 0.0 : c;
+}
+
+/* orient(a, b, p), or 0 when p lies within a few float roundings of the
+   line through a and b (|orient| / |b - a| is p's distance from it). For
+   the pruning rules only: a start snapped onto a wall edge lies a rounding
+   off the wall's line, and must count as on it, so the rules can only keep
+   more edges than exact arithmetic would, never fewer. */
+static inline double nav_corner_side(double ax, double az, double bx, double bz, double px,
+                                     double pz) {
+    double ux = bx - ax, uz = bz - az;
+    double c = ux * (pz - az) - uz * (px - ax);
+    double eps = 5e-7 * (1.0 + fabs(ax) + fabs(az));
+    return c * c <= eps * eps * (ux * ux + uz * uz) ? 0.0 : c;
+}
+
+/* Is the segment from (px, pz) to corner c tangent to the obstacle at c:
+   both wall edges at c on one side of the line (or on it)? Only then can a
+   shortest path bend at c after (or before) that segment. */
+static inline int nav_corner_tangent(const nav_cgraph *g, uint32_t c, double px, double pz) {
+    const double *w = &g->wall[4 * (size_t)c];
+    double cx = g->xz[2 * (size_t)c], cz = g->xz[2 * (size_t)c + 1];
+    /* orient(p, c, w) = orient(c, w, p): p's side of each wall's line */
+    double o1 = nav_corner_side(cx, cz, w[0], w[1], px, pz);
+    double o2 = nav_corner_side(cx, cz, w[2], w[3], px, pz);
+    return !((o1 > 0 && o2 < 0) || (o1 < 0 && o2 > 0));
+}
+
+/* ---- the visibility walker ---- */
+
+/* The cone through which a walk entered a polygon: everything (the root
+   is in the polygon or on its boundary) or the rays from the root through
+   the interval [a, b] of the entry edge (a on the cone's positive side:
+   orient(r, a, p) >= 0 and orient(r, b, p) <= 0 for p inside). */
+typedef struct nav_cone {
+    int all;
+    double rx, rz, ax, az, bx, bz;
+} nav_cone;
+
+/* Is (x, z), a point of the polygon the cone entered, in sight (closed)? */
+static inline int nav_cone_sees(const nav_cone *c, double x, double z) {
+    return c->all || (nav_corner_orient(c->rx, c->rz, c->bx, c->bz, x, z) <= 0 &&
+                      nav_corner_orient(c->rx, c->rz, c->ax, c->az, x, z) >= 0);
+}
+
+enum { NAV_CW_START, NAV_CW_FULL, NAV_CW_NORMAL };
+
+/* A cone waiting to be expanded: the polygon it enters, how (START: the
+   root is in it; FULL: the root is on its boundary; NORMAL: through the
+   interval [a, b] of its local edge el). */
+typedef struct nav_cw_item {
+    double ax, az, bx, bz;
+    uint32_t poly, el; /* el: NAV_NONE when entered from nowhere */
+    uint8_t kind;
+} nav_cw_item;
+
+static inline void nav_cw_cone(const nav_cw_item *it, double rx, double rz, nav_cone *c) {
+    c->all = it->kind != NAV_CW_NORMAL;
+    c->rx = rx, c->rz = rz;
+    c->ax = it->ax, c->az = it->az, c->bx = it->bx, c->bz = it->bz;
+}
+
+/* Walker scratch: a stack of cones and a per-polygon stamp (grow only). */
+typedef struct nav_cwalk {
+    nav_cw_item *stack;
+    uint32_t cap, top;
+    uint32_t *pstamp;
+    uint32_t npstamp;
+    uint32_t gen;
+    uint32_t *sq, *spar; /* segment walk: queue of polygons and their parents */
+    uint32_t scap;
+    /* after nav_cwalk_expand: bit k set when local vertex k of the cone's
+       polygon is in sight (what nav_cone_sees says of it), computed from
+       the orientations the expansion needs anyway; NAV_CW_SEEN_ALL for a
+       whole polygon in sight or more than 64 vertices (then ask the cone) */
+    uint64_t seen;
+} nav_cwalk;
+
+#define NAV_CW_SEEN_ALL UINT64_MAX
+
+void nav_cwalk_free(nav_cwalk *w);
+
+/* Called for every (polygon, cone) the walk enters; non-zero stops it. */
+typedef int (*nav_cwalk_fn)(void *ctx, uint32_t poly, const nav_cone *cone);
+
+enum { NAV_CW_DONE = 0, NAV_CW_STOPPED = 1, NAV_CW_LIMIT = -1, NAV_CW_NOMEM = -2 };
+
+/*
+ * Walks the region in sight of (rx, rz). at_vertex = 0: the root is in
+ * polygon `poly` (or a rounding error off its boundary); at_vertex = 1: the
+ * root is a vertex of `poly`, and the walk covers the whole fan around it.
+ * Every polygon is passable (the graph is built and searched with nothing
+ * excluded). *steps counts the cones expanded (added to); more than limit
+ * ends the walk with NAV_CW_LIMIT.
+ */
+int nav_cwalk_run(nav_cwalk *w, const nav_mesh *m, double rx, double rz, uint32_t poly,
+                  int at_vertex, uint32_t limit, nav_cwalk_fn fn, void *ctx, uint32_t *steps);
+
+/* A walk one cone at a time (the search orders cones itself): begin puts
+   the seed cone on w->stack (w->top = 1); expand pushes the children of
+   `it` there and sets w->seen. Both return 0 when the scratch cannot
+   grow. */
+int nav_cwalk_begin(nav_cwalk *w, const nav_mesh *m, uint32_t poly, int at_vertex);
+int nav_cwalk_expand(nav_cwalk *w, const nav_mesh *m, const nav_cw_item *it, double rx, double rz);
+
+/*
+ * The polygons along the xz segment a -> b, from polygon `from` (which holds
+ * a) to the first polygon for which is_target says yes, by a breadth-first
+ * walk over polygons the segment touches. Writes the chain from `from` to
+ * the target (both included) into out[0..*n) and returns 1; 0 when no chain
+ * was found within max polygons or the scratch could not grow.
+ */
+typedef int (*nav_seg_target_fn)(const void *ctx, uint32_t poly);
+int nav_cwalk_segment(nav_cwalk *w, const nav_mesh *m, uint32_t from, double ax, double az,
+                      double bx, double bz, nav_seg_target_fn is_target, const void *ctx,
+                      uint32_t *out, uint32_t max, uint32_t *n);
+
+#endif

@@ -1,0 +1,246 @@
+/*
+ * nav_corner_merge: the walk mesh of the corner graph. The sight cones of
+ * the graph's build and of every query are pushed through polygons one at
+ * a time, and a cone's cost is the polygon's, whatever its size: a room
+ * tiled by 400 unit cells costs 400 cones where one convex piece would
+ * cost one. So the walks run on a coarser mesh over the same walkable
+ * region: adjacent polygons merged greedily while the union stays convex
+ * in xz, each merge across exactly one shared edge (so no vertex is ever
+ * dropped: corners, and every vertex a portal ends at, stay vertices, and
+ * consecutive collinear vertices keep the adjacency T-free), at most 8
+ * vertices a piece: a cone costs in proportion to its piece's vertices and
+ * edges, and larger caps were slower (instructions per query on random320
+ * short / walls320 medium: 64 vertices 118k / 7.1M, 16: 101k / 3.9M,
+ * 8: 93k / 3.3M, 6: 93k / 3.3M, unmerged 113k / 4.3M). Floors stay apart: merging
+ * follows adjacency, and a union that winds more than once around (a
+ * spiral ramp over itself) is refused by its turning number. Exact answers
+ * do not depend on the tiling: visibility is a property of the region.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "nav/nav_corner_internal.h"
+
+#define CM_MAX_VERTS 8
+
+typedef struct cm_loop {
+    uint32_t v[CM_MAX_VERTS];
+    uint32_t src[CM_MAX_VERTS]; /* original slot (poly_start[p] + k) of the edge leaving v[i] */
+    uint32_t n;
+    double area; /* summed xz area of the polygons in it */
+} cm_loop;
+
+/*
+ * Is the loop exactly the union of its polygons, as one convex piece?
+ * Convex: every turn toward the interior side or straight, never back
+ * (a slit: two members touching along a wall would put the wall inside).
+ * Simple: one turn around in all. Tiled: its area is its members' (no two
+ * overlap in xz, as floors over one another would).
+ */
+static int cm_convex(const nav_mesh *m, const cm_loop *l) {
+    double turn = 0, area2 = 0;
+    for (uint32_t i = 0; i < l->n; i++) {
+        const float *a = nav_vert(m, l->v[i]), *b = nav_vert(m, l->v[(i + 1) % l->n]),
+                    *c = nav_vert(m, l->v[(i + 2) % l->n]);
+        double cr = nav_cross2(a, b, c);
+        double ux = (double)b[0] - a[0], uz = (double)b[2] - a[2];
+        double vx = (double)c[0] - b[0], vz = (double)c[2] - b[2];
+        double dot = ux * vx + uz * vz;
+        if (cr > 0 || (cr == 0 && dot <= 0))
+            return 0;
+        turn += atan2(ux * vz - uz * vx, dot);
+        area2 += (double)a[0] * b[2] - (double)b[0] * a[2];
+    }
+    double area = fabs(area2) * 0.5;
+    return fabs(turn + 2 * M_PI) < 1e-6 && fabs(area - l->area) <= 1e-6 * (1.0 + l->area);
+}
+
+/* Tries to absorb polygon q (not yet in a piece) across loop edge i. */
+static int cm_absorb(const nav_mesh *m, const uint32_t *of, uint32_t id, cm_loop *l, uint32_t i,
+                     uint32_t q) {
+    uint32_t s = m->poly_start[q], n = nav_poly_nverts(m, q), shared = 0, jq = 0;
+    for (uint32_t j = 0; j < n; j++) {
+        uint32_t nb = m->poly_nei[s + j];
+        if (nb != NAV_NONE && of[nb] == id)
+            shared++, jq = j;
+    }
+    if (shared != 1 || l->n + n - 2 > CM_MAX_VERTS)
+        return 0;
+    uint32_t a = m->poly_verts[s + jq], b = m->poly_verts[s + (jq + 1) % n];
+    if (l->v[i] != b || l->v[(i + 1) % l->n] != a)
+        return 0;
+    cm_loop c;
+    c.n = 0;
+    for (uint32_t k = 0; k <= i; k++) {
+        c.v[c.n] = l->v[k];
+        c.src[c.n++] = l->src[k];
+    }
+    c.src[c.n - 1] = s + (jq + 1) % n; /* b now leaves along q's next edge */
+    for (uint32_t k = 2; k < n; k++) {
+        uint32_t v = m->poly_verts[s + (jq + k) % n];
+        for (uint32_t x = 0; x < l->n; x++)
+            if (l->v[x] == v)
+                return 0; /* q touches the piece elsewhere: not a simple union */
+        c.v[c.n] = v;
+        c.src[c.n++] = s + (jq + k) % n;
+    }
+    for (uint32_t k = i + 1; k < l->n; k++) {
+        c.v[c.n] = l->v[k];
+        c.src[c.n++] = l->src[k];
+    }
+    c.area = l->area + m->poly_area[q];
+    if (!cm_convex(m, &c))
+        return 0;
+    *l = c;
+    return 1;
+}
+
+static int cm_grow(void **p, uint32_t *cap, uint32_t need, size_t size) {
+    if (need <= *cap)
+        return 1;
+    uint32_t ncap = *cap ? *cap : 1024;
+    while (ncap < need)
+        ncap *= 2;
+    void *t = realloc(*p, (size_t)ncap * size);
+    if (!t)
+        return 0;
+    *p = t;
+    *cap = ncap;
+    return 1;
+}
+
+/* Walk-mesh adjacency, corner slots and link lists from the pieces. */
+static nav_status cm_finish(const nav_mesh *m, nav_cgraph *g, const uint32_t *src) {
+    nav_mesh *w = g->wm;
+    uint32_t slots = w->poly_start[w->npolys], oslots = m->poly_start[m->npolys];
+    uint32_t *ow = malloc(((size_t)oslots + 1) * sizeof *ow);
+    w->poly_nei = malloc(((size_t)slots + 1) * sizeof *w->poly_nei);
+    w->poly_twin = malloc(((size_t)slots + 1) * sizeof *w->poly_twin);
+    g->wcorner_of = malloc(((size_t)slots + 1) * sizeof *g->wcorner_of);
+    g->wrep = malloc(((size_t)w->npolys + 1) * sizeof *g->wrep);
+    g->wpoly = malloc(((size_t)g->nnodes + 1) * sizeof *g->wpoly);
+    g->wpts_start = calloc((size_t)w->npolys + 1, sizeof *g->wpts_start);
+    g->wpts = malloc((2 * (size_t)m->nlinks + 1) * sizeof *g->wpts);
+    if (!ow || !w->poly_nei || !w->poly_twin || !g->wcorner_of || !g->wrep || !g->wpoly ||
+        !g->wpts_start || !g->wpts) {
+        free(ow);
+        return NAV_E_NOMEM;
+    }
+    for (uint32_t i = 0; i < oslots; i++)
+        ow[i] = NAV_NONE;
+    for (uint32_t i = 0; i < slots; i++)
+        ow[src[i]] = i;
+    for (uint32_t wp = 0; wp < w->npolys; wp++)
+        g->wrep[wp] = NAV_NONE;
+    for (uint32_t p = 0; p < m->npolys; p++)
+        if (g->wrep[g->wof[p]] == NAV_NONE)
+            g->wrep[g->wof[p]] = p;
+    for (uint32_t i = 0; i < slots; i++) {
+        uint32_t nb = m->poly_nei[src[i]];
+        w->poly_nei[i] = nb == NAV_NONE ? NAV_NONE : g->wof[nb];
+        w->poly_twin[i] = nb == NAV_NONE ? NAV_NONE : ow[m->poly_twin[src[i]]];
+        g->wcorner_of[i] = g->corner_of[src[i]];
+    }
+    free(ow);
+    for (uint32_t u = 0; u < g->nnodes; u++)
+        g->wpoly[u] = g->poly[u] == NAV_NONE ? NAV_NONE : g->wof[g->poly[u]];
+    for (uint32_t u = g->ncorners; u < g->nnodes; u++)
+        if (g->wpoly[u] != NAV_NONE)
+            g->wpts_start[g->wpoly[u] + 1]++;
+    for (uint32_t wp = 0; wp < w->npolys; wp++)
+        g->wpts_start[wp + 1] += g->wpts_start[wp];
+    uint32_t *fill = calloc((size_t)w->npolys + 1, sizeof *fill);
+    if (!fill)
+        return NAV_E_NOMEM;
+    for (uint32_t u = g->ncorners; u < g->nnodes; u++)
+        if (g->wpoly[u] != NAV_NONE)
+            g->wpts[g->wpts_start[g->wpoly[u]] + fill[g->wpoly[u]]++] = u;
+    free(fill);
+    return NAV_OK;
+}
+
+nav_status nav_corner_merge(const nav_mesh *m, nav_cgraph *g) {
+    nav_mesh *w = calloc(1, sizeof *w);
+    g->wm = w;
+    g->wof = malloc(((size_t)m->npolys + 1) * sizeof *g->wof);
+    if (!w || !g->wof)
+        return NAV_E_NOMEM;
+    w->nverts = m->nverts;
+    w->verts = m->verts; /* borrowed: nav_corner_merge_free never frees it */
+    for (uint32_t p = 0; p < m->npolys; p++)
+        g->wof[p] = NAV_NONE;
+    uint32_t cap_p = 0, cap_v = 0, cap_s = 0, nv = 0;
+    uint32_t *src = NULL;
+    cm_loop l;
+    for (uint32_t p = 0; p < m->npolys; p++) {
+        if (g->wof[p] != NAV_NONE)
+            continue;
+        uint32_t id = w->npolys, s = m->poly_start[p], n = nav_poly_nverts(m, p);
+        g->wof[p] = id;
+        l.n = 0;
+        l.area = m->poly_area[p];
+        for (uint32_t k = 0; k < n && k < CM_MAX_VERTS; k++) {
+            l.v[l.n] = m->poly_verts[s + k];
+            l.src[l.n++] = s + k;
+        }
+        if (n > CM_MAX_VERTS)
+            l.n = 0; /* kept whole below, never merged */
+        for (int grown = l.n > 0; grown;) {
+            grown = 0;
+            for (uint32_t i = 0; i < l.n && !grown; i++) {
+                uint32_t q = m->poly_nei[l.src[i]];
+                if (q != NAV_NONE && g->wof[q] == NAV_NONE && cm_absorb(m, g->wof, id, &l, i, q)) {
+                    g->wof[q] = id;
+                    grown = 1;
+                }
+            }
+        }
+        uint32_t ln = l.n ? l.n : n;
+        if (!cm_grow((void **)&w->poly_start, &cap_p, id + 2, sizeof *w->poly_start) ||
+            !cm_grow((void **)&w->poly_verts, &cap_v, nv + ln, sizeof *w->poly_verts) ||
+            !cm_grow((void **)&src, &cap_s, nv + ln, sizeof *src)) {
+            free(src);
+            return NAV_E_NOMEM;
+        }
+        w->poly_start[id] = nv;
+        for (uint32_t k = 0; k < ln; k++) {
+            w->poly_verts[nv + k] = l.n ? l.v[k] : m->poly_verts[s + k];
+            src[nv + k] = l.n ? l.src[k] : s + k;
+        }
+        nv += ln;
+        w->npolys++;
+        w->poly_start[w->npolys] = nv;
+    }
+    if (!w->poly_start) { /* no polygons */
+        w->poly_start = calloc(1, sizeof *w->poly_start);
+        if (!w->poly_start)
+            return NAV_E_NOMEM;
+    }
+    nav_status st = cm_finish(m, g, src);
+    free(src);
+    return st;
+}
+
+void nav_corner_merge_free(nav_cgraph *g) {
+    if (g->wm) {
+        free(g->wm->poly_start);
+        free(g->wm->poly_verts);
+        free(g->wm->poly_nei);
+        free(g->wm->poly_twin);
+        free(g->wm);
+    }
+    free(g->wof);
+    free(g->wrep);
+    free(g->wcorner_of);
+    free(g->wpoly);
+    free(g->wpts_start);
+    free(g->wpts);
+}
+
+size_t nav_corner_merge_memory(const nav_cgraph *g) {
+    if (!g->wm)
+        return 0;
+    size_t slots = g->wm->poly_start[g->wm->npolys];
+    return sizeof *g->wm + slots * 4 * sizeof(uint32_t) +
+           ((size_t)g->wm->npolys * 3 + g->nnodes + 2) * sizeof(uint32_t);
+}

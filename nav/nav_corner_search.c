@@ -1,0 +1,595 @@
+/*
+ * nav_corner_search: a query over the corner graph (nav_corner.h).
+ *
+ * One priority queue orders three kinds of work by a lower bound on the
+ * length of any path they can lead to:
+ *   - cones of sight from the start (the visibility walk, one cone at a
+ *     time): key = Polyanya's heuristic for root s through the cone's
+ *     interval to t (|s t| for the first cones); a corner the cone shows
+ *     joins the graph search with g = |s c|, a goal in sight ends it;
+ *   - cones of sight from the goal: key = the same bound with the roles of
+ *     s and t swapped (every corner c beyond the interval has
+ *     |s c| + |c t| >= it); a corner they show learns its distance to t;
+ *   - graph nodes: key = g + |c t| (A*, Euclidean heuristic, consistent
+ *     because a link costs at least the xz distance between its ends).
+ * So neither walk goes past the ellipse the answer lies in, and the graph
+ * search over corners replaces the interval search's propagation from
+ * every bend. When the goal node is taken from the queue, no waiting item
+ * can lead to a shorter path: undiscovered corners lie behind waiting
+ * cones whose keys bound them, and a node closed before a goal cone shows
+ * it sees t is offered to the goal at that moment (its g is final).
+ * Ties go to the larger g (cones carry g = 0).
+ *
+ * Owns the per-thread scratch: node arrays stamped with a search
+ * generation (never cleared), the queue (lazy deletion: a node may be in
+ * it several times; stale entries are skipped), the cone pool, the path and
+ * the corridor scratch.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "nav/nav_corner_internal.h"
+
+#define CS_MAX_GOAL 32 /* polygons sharing the goal point (a vertex fan) */
+
+enum { CS_CLOSED = 1, CS_HOP = 2 };
+enum { CS_NODE, CS_SCONE, CS_GCONE };
+
+typedef struct cs_heap {
+    double f, g;
+    uint32_t id;
+    uint32_t tag; /* CS_NODE (id: node), CS_SCONE / CS_GCONE (id: cone) */
+} cs_heap;
+
+/* A node's search state, in one record: the search reads these together,
+   and one cache line per node beats five arrays. */
+typedef struct cs_node {
+    double g, gd;           /* cost from the start; distance to the goal when seen from it */
+    uint32_t stamp, dstamp; /* g, par, flags valid when stamp == gen; gd when dstamp == gen */
+    uint32_t par;
+    uint8_t flags;
+} cs_node;
+
+struct nav_corner_query {
+    nav_cwalk w, wg; /* the start's walk (and segment walks), the goal's */
+    uint32_t cap;    /* node records: cap entries (nodes + the goal) */
+    cs_node *ns;
+    uint32_t gen;
+    cs_heap *heap;
+    uint32_t nheap, heap_cap;
+    nav_cw_item *cones;
+    uint32_t ncones, cones_cap;
+    uint32_t *chain; /* the path's nodes, start side first */
+    uint32_t *seg;   /* one segment's polygons (npolys entries) */
+    uint32_t seg_cap;
+
+    /* per search */
+    const nav_mesh *m;
+    const nav_cgraph *gr;
+    double sx, sz, tx, tz;
+    uint32_t goal_node; /* = gr->nnodes */
+    uint32_t goal[CS_MAX_GOAL], ngoal;
+    int direct, nomem;
+    uint64_t excl; /* link areas not to take */
+    nav_path_result *res;
+};
+
+nav_corner_query *nav_corner_query_new(void) {
+    return calloc(1, sizeof(nav_corner_query));
+}
+
+void nav_corner_query_free(nav_corner_query *cq) {
+    if (!cq)
+        return;
+    nav_cwalk_free(&cq->w);
+    nav_cwalk_free(&cq->wg);
+    free(cq->ns);
+    free(cq->heap);
+    free(cq->cones);
+    free(cq->chain);
+    free(cq->seg);
+    free(cq);
+}
+
+#define CS_GROW(ptr, n)                                                                            \
+    do {                                                                                           \
+        void *t_ = realloc((ptr), (size_t)(n) * sizeof *(ptr));                                    \
+        if (!t_)                                                                                   \
+            return 0;                                                                              \
+        (ptr) = t_;                                                                                \
+    } while (0)
+
+/* Sizes the scratch for graph gr and mesh m (grow only); new generation. */
+static int cs_prepare(nav_corner_query *cq, const nav_mesh *m, const nav_cgraph *gr) {
+    uint32_t need = gr->nnodes + 1;
+    if (need > cq->cap) {
+        CS_GROW(cq->ns, need);
+        CS_GROW(cq->chain, need + 1);
+        memset(cq->ns + cq->cap, 0, (size_t)(need - cq->cap) * sizeof *cq->ns);
+        cq->cap = need;
+    }
+    if (m->npolys > cq->seg_cap) {
+        CS_GROW(cq->seg, m->npolys);
+        cq->seg_cap = m->npolys;
+    }
+    if (++cq->gen == 0) {
+        memset(cq->ns, 0, (size_t)cq->cap * sizeof *cq->ns);
+        cq->gen = 1;
+    }
+    cq->nheap = 0;
+    cq->ncones = 0;
+    cq->nomem = 0;
+    return 1;
+}
+
+/* ---- queue (min f, ties: larger g first) ---- */
+
+static inline int cs_before(const cs_heap *a, const cs_heap *b) {
+    return a->f < b->f || (a->f == b->f && a->g > b->g);
+}
+
+static void cs_push(nav_corner_query *cq, double f, double g, uint32_t id, uint32_t tag) {
+    if (cq->nheap == cq->heap_cap) {
+        uint32_t cap = cq->heap_cap ? 2 * cq->heap_cap : 1024;
+        cs_heap *t = realloc(cq->heap, (size_t)cap * sizeof *t);
+        if (!t) {
+            cq->nomem = 1;
+            return;
+        }
+        cq->heap = t;
+        cq->heap_cap = cap;
+    }
+    cs_heap it = {f, g, id, tag};
+    uint32_t i = cq->nheap++;
+    while (i > 0) {
+        uint32_t p = (i - 1) / 2;
+        if (!cs_before(&it, &cq->heap[p]))
+            break;
+        cq->heap[i] = cq->heap[p];
+        i = p;
+    }
+    cq->heap[i] = it;
+}
+
+static cs_heap cs_pop(nav_corner_query *cq) {
+    cs_heap top = cq->heap[0];
+    cs_heap last = cq->heap[--cq->nheap];
+    uint32_t i = 0, n = cq->nheap;
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && cs_before(&cq->heap[c + 1], &cq->heap[c]))
+            c++;
+        if (!cs_before(&cq->heap[c], &last))
+            break;
+        cq->heap[i] = cq->heap[c];
+        i = c;
+    }
+    if (n > 0)
+        cq->heap[i] = last;
+    return top;
+}
+
+static inline double cs_dist(double ax, double az, double bx, double bz) {
+    double dx = bx - ax, dz = bz - az;
+    return sqrt(dx * dx + dz * dz);
+}
+
+/* Offers node v the cost g through parent u (NAV_NONE: the start). */
+static void cs_relax(nav_corner_query *cq, uint32_t v, double g, uint32_t u, uint8_t hop) {
+    if (cq->ns[v].stamp == cq->gen) {
+        if ((cq->ns[v].flags & CS_CLOSED) || g >= cq->ns[v].g)
+            return;
+    } else {
+        cq->ns[v].stamp = cq->gen;
+    }
+    cq->ns[v].g = g;
+    cq->ns[v].par = u;
+    cq->ns[v].flags = hop;
+    double h = 0;
+    if (v != cq->goal_node)
+        h = cs_dist(cq->gr->xz[2 * (size_t)v], cq->gr->xz[2 * (size_t)v + 1], cq->tx, cq->tz);
+    cs_push(cq, g + h, g, v, CS_NODE);
+}
+
+/* ---- cones ---- */
+
+/*
+ * Polyanya's bound: the shortest r -> (a point of [a, b]) -> x, with x
+ * mirrored across the line ab when it lies on r's side (a path from r
+ * through the interval that ends on r's side crosses the line twice).
+ * The cone has a on its positive side (nav_cone).
+ */
+static double cs_bound(double rx, double rz, const nav_cw_item *it, double x, double z) {
+    double ax = it->ax, az = it->az, bx = it->bx, bz = it->bz;
+    double sr = nav_corner_orient(ax, az, bx, bz, rx, rz);
+    double sx = nav_corner_orient(ax, az, bx, bz, x, z);
+    if ((sr > 0 && sx > 0) || (sr < 0 && sx < 0)) {
+        double dx = bx - ax, dz = bz - az, l2 = dx * dx + dz * dz;
+        if (l2 > 0) {
+            double u = ((x - ax) * dx + (z - az) * dz) / l2;
+            x = 2 * (ax + u * dx) - x;
+            z = 2 * (az + u * dz) - z;
+        }
+    }
+    if (nav_corner_orient(rx, rz, ax, az, x, z) < 0)
+        return cs_dist(rx, rz, ax, az) + cs_dist(ax, az, x, z);
+    if (nav_corner_orient(rx, rz, bx, bz, x, z) > 0)
+        return cs_dist(rx, rz, bx, bz) + cs_dist(bx, bz, x, z);
+    return cs_dist(rx, rz, x, z);
+}
+
+/* Moves the cones the walk w just pushed into the pool and the queue. */
+static void cs_take_cones(nav_corner_query *cq, nav_cwalk *w, uint32_t tag) {
+    int from_start = tag == CS_SCONE;
+    double rx = from_start ? cq->sx : cq->tx, rz = from_start ? cq->sz : cq->tz;
+    double ox = from_start ? cq->tx : cq->sx, oz = from_start ? cq->tz : cq->sz;
+    double direct = cs_dist(rx, rz, ox, oz);
+    if (cq->ncones + w->top > cq->cones_cap) {
+        uint32_t cap = cq->cones_cap ? cq->cones_cap : 256;
+        while (cap < cq->ncones + w->top)
+            cap *= 2;
+        nav_cw_item *t = realloc(cq->cones, (size_t)cap * sizeof *t);
+        if (!t) {
+            cq->nomem = 1;
+            return;
+        }
+        cq->cones = t;
+        cq->cones_cap = cap;
+    }
+    for (uint32_t i = 0; i < w->top; i++) {
+        const nav_cw_item *it = &w->stack[i];
+        double f = it->kind == NAV_CW_NORMAL ? cs_bound(rx, rz, it, ox, oz) : direct;
+        cq->cones[cq->ncones] = *it;
+        cs_push(cq, f, 0, cq->ncones++, tag);
+    }
+    w->top = 0;
+}
+
+static int cs_in_goal(const nav_corner_query *cq, uint32_t p) {
+    for (uint32_t i = 0; i < cq->ngoal; i++)
+        if (cq->goal[i] == p)
+            return 1;
+    return 0;
+}
+
+static void cs_record(nav_corner_query *cq, uint32_t poly) {
+    nav_path_result *res = cq->res;
+    if (res->expanded && res->nexpanded < res->max_expanded)
+        res->expanded[res->nexpanded++] = poly;
+}
+
+/* A start cone: the goal in sight ends the search; every corner in sight
+   (tangent toward the start) and link node joins the graph search. */
+static inline int cs_sees_vertex(uint64_t seen, uint32_t k, const nav_cone *c, double x, double z) {
+    return seen == NAV_CW_SEEN_ALL ? nav_cone_sees(c, x, z) : (int)((seen >> k) & 1u);
+}
+
+static void cs_from_start(nav_corner_query *cq, uint32_t q, const nav_cone *c, uint64_t seen) {
+    const nav_cgraph *gr = cq->gr;
+    const nav_mesh *m = gr->wm;
+    if (cs_in_goal(cq, q) && nav_cone_sees(c, cq->tx, cq->tz)) {
+        cq->direct = 1;
+        return;
+    }
+    uint32_t s = m->poly_start[q], n = nav_poly_nverts(m, q);
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t id = gr->wcorner_of[s + k];
+        if (id == NAV_NONE)
+            continue;
+        double x = gr->xz[2 * (size_t)id], z = gr->xz[2 * (size_t)id + 1];
+        if (cs_sees_vertex(seen, k, c, x, z) && nav_corner_tangent(gr, id, cq->sx, cq->sz))
+            cs_relax(cq, id, cs_dist(cq->sx, cq->sz, x, z), NAV_NONE, 0);
+    }
+    for (uint32_t i = gr->wpts_start[q]; i < gr->wpts_start[q + 1]; i++) {
+        uint32_t id = gr->wpts[i];
+        double x = gr->xz[2 * (size_t)id], z = gr->xz[2 * (size_t)id + 1];
+        if (nav_cone_sees(c, x, z))
+            cs_relax(cq, id, cs_dist(cq->sx, cq->sz, x, z), NAV_NONE, 0);
+    }
+}
+
+/* The sides of the line p -> u (p: u's parent, or the start) that the
+   obstacle at corner u lies on: 0 when u is no corner or p lies on a
+   wall's line (no turn rule then). */
+static double cs_sigma(const nav_corner_query *cq, uint32_t u, double *px, double *pz) {
+    const nav_cgraph *gr = cq->gr;
+    *px = cq->sx, *pz = cq->sz;
+    if (cq->ns[u].par != NAV_NONE) {
+        *px = gr->xz[2 * (size_t)cq->ns[u].par];
+        *pz = gr->xz[2 * (size_t)cq->ns[u].par + 1];
+    }
+    if (u >= gr->ncorners)
+        return 0;
+    const double *w = &gr->wall[4 * (size_t)u];
+    double ux = gr->xz[2 * (size_t)u], uz = gr->xz[2 * (size_t)u + 1];
+    /* as nav_corner_tangent: zero when p is on a wall's line */
+    return nav_corner_side(ux, uz, w[0], w[1], *px, *pz) +
+           nav_corner_side(ux, uz, w[2], w[3], *px, *pz);
+}
+
+/* Node u (closed, g final) sees the goal: offer the goal, unless the turn
+   at u toward t is not taut. */
+static void cs_to_goal(nav_corner_query *cq, uint32_t u) {
+    const nav_cgraph *gr = cq->gr;
+    double px, pz, sigma = cs_sigma(cq, u, &px, &pz);
+    double ux = gr->xz[2 * (size_t)u], uz = gr->xz[2 * (size_t)u + 1];
+    if (sigma * nav_corner_side(px, pz, ux, uz, cq->tx, cq->tz) < 0)
+        return;
+    cs_relax(cq, cq->goal_node, cq->ns[u].g + cq->ns[u].gd, u, 0);
+}
+
+/* A goal cone: the distance to the goal of every node it shows. */
+static inline void cs_goal_sees(nav_corner_query *cq, uint32_t id, const nav_cone *c, uint64_t seen,
+                                uint32_t k) {
+    const nav_cgraph *gr = cq->gr;
+    if (cq->ns[id].dstamp == cq->gen)
+        return;
+    double x = gr->xz[2 * (size_t)id], z = gr->xz[2 * (size_t)id + 1];
+    if (!cs_sees_vertex(seen, k, c, x, z) ||
+        (id < gr->ncorners && !nav_corner_tangent(gr, id, cq->tx, cq->tz)))
+        return;
+    cq->ns[id].dstamp = cq->gen;
+    cq->ns[id].gd = cs_dist(x, z, cq->tx, cq->tz);
+    if (cq->ns[id].stamp == cq->gen && (cq->ns[id].flags & CS_CLOSED))
+        cs_to_goal(cq, id);
+}
+
+static void cs_from_goal(nav_corner_query *cq, uint32_t q, const nav_cone *c, uint64_t seen) {
+    const nav_cgraph *gr = cq->gr;
+    const nav_mesh *m = gr->wm;
+    uint32_t s = m->poly_start[q], n = nav_poly_nverts(m, q);
+    for (uint32_t k = 0; k < n; k++)
+        if (gr->wcorner_of[s + k] != NAV_NONE)
+            cs_goal_sees(cq, gr->wcorner_of[s + k], c, seen, k);
+    /* link nodes lie inside: ask the cone */
+    for (uint32_t i = gr->wpts_start[q]; i < gr->wpts_start[q + 1]; i++)
+        cs_goal_sees(cq, gr->wpts[i], c, NAV_CW_SEEN_ALL, 0);
+}
+
+/* Pieces of the walk mesh that hold the goal on their boundary, through
+   edges the goal lies on (as nav_optimal.c's goal_set); end_poly is the
+   piece holding it. */
+static void cs_goal_set(nav_corner_query *cq, uint32_t end_poly) {
+    const nav_mesh *m = cq->gr->wm;
+    double tol = 1e-6 * (1.0 + fmax(fabs(cq->tx), fabs(cq->tz)));
+    cq->goal[0] = end_poly;
+    cq->ngoal = 1;
+    for (uint32_t i = 0; i < cq->ngoal; i++) {
+        uint32_t p = cq->goal[i], s = m->poly_start[p], n = nav_poly_nverts(m, p);
+        for (uint32_t j = 0; j < n; j++) {
+            uint32_t nb = m->poly_nei[s + j];
+            if (nb == NAV_NONE || cs_in_goal(cq, nb) || cq->ngoal >= CS_MAX_GOAL)
+                continue;
+            const float *a = nav_vert(m, m->poly_verts[s + j]);
+            const float *b = nav_vert(m, m->poly_verts[s + (j + 1) % n]);
+            double ex = (double)b[0] - a[0], ez = (double)b[2] - a[2];
+            double l2 = ex * ex + ez * ez;
+            double u = l2 > 0 ? ((cq->tx - a[0]) * ex + (cq->tz - a[2]) * ez) / l2 : 0;
+            u = u < 0 ? 0 : u > 1 ? 1 : u;
+            if (cs_dist(a[0] + u * ex, a[2] + u * ez, cq->tx, cq->tz) <= tol)
+                cq->goal[cq->ngoal++] = nb;
+        }
+    }
+}
+
+/* ---- graph nodes ---- */
+
+/* Expands node u (closed): its graph edges that keep the path taut at u,
+   its link hop, and the goal when u sees it. */
+static void cs_expand(nav_corner_query *cq, uint32_t u) {
+    const nav_cgraph *gr = cq->gr;
+    const nav_mesh *m = cq->m;
+    double ux = gr->xz[2 * (size_t)u], uz = gr->xz[2 * (size_t)u + 1], gu = cq->ns[u].g;
+    double px, pz, sigma = cs_sigma(cq, u, &px, &pz);
+    if (cq->ns[u].dstamp == cq->gen)
+        cs_to_goal(cq, u);
+    /* the half whose obstacle side matches the turn (both when no rule) */
+    uint32_t i = gr->adj_start[u], end = gr->adj_start[u + 1];
+    if (sigma < 0)
+        end = gr->adj_mid[u];
+    else if (sigma > 0)
+        i = gr->adj_mid[u];
+    /* the turn rule, nav_corner_side(p, u, v) inlined: p and u are fixed */
+    double dx = ux - px, dz = uz - pz, eps = 5e-7 * (1.0 + fabs(px) + fabs(pz));
+    double thr = eps * eps * (dx * dx + dz * dz);
+    for (; i < end; i++) {
+        const nav_cedge *e = &gr->adj[i];
+        uint32_t v = e->to;
+        if (cq->ns[v].stamp == cq->gen && (cq->ns[v].flags & CS_CLOSED))
+            continue;
+        double vx = e->x, vz = e->z;
+        double c = dx * (vz - pz) - dz * (vx - px);
+        if (sigma * c < 0 && c * c > thr)
+            continue; /* turning away from the obstacle: never taut */
+        cs_relax(cq, v, gu + cs_dist(ux, uz, vx, vz), u, 0);
+    }
+    if (u >= gr->ncorners) {
+        uint32_t l = (u - gr->ncorners) / 2, at_end = (u - gr->ncorners) & 1;
+        const nav_link *lk = &m->links[l];
+        if ((!at_end || lk->bidirectional) && !((cq->excl >> lk->area) & 1u))
+            cs_relax(cq, gr->ncorners + 2 * l + (at_end ? 0u : 1u),
+                     gu + nav_dist3d(lk->start_on, lk->end_on), u, CS_HOP);
+    }
+}
+
+/* ---- the answer ---- */
+
+typedef struct cs_target {
+    const nav_cgraph *gr;
+    const nav_mesh *m;
+    uint32_t node; /* NAV_NONE: the goal polygon */
+    uint32_t poly;
+} cs_target;
+
+static int cs_is_target(const void *ctx, uint32_t p) {
+    const cs_target *t = ctx;
+    if (t->node == NAV_NONE || t->node >= t->gr->ncorners)
+        return p == t->poly;
+    uint32_t s = t->m->poly_start[p], n = nav_poly_nverts(t->m, p);
+    for (uint32_t k = 0; k < n; k++)
+        if (t->gr->corner_of[s + k] == t->node)
+            return 1;
+    return 0;
+}
+
+static void cs_put_poly(nav_path_result *res, uint32_t *np, uint32_t poly) {
+    if (res->polys && *np < res->max_polys)
+        res->polys[*np] = poly;
+    (*np)++;
+}
+
+static void cs_put_corner(nav_path_result *res, uint32_t *nc, const float c[3], float prev[3]) {
+    if (*nc > 0)
+        res->length += nav_dist3d(prev, c);
+    if (res->corners && *nc < res->max_corners)
+        memcpy(&res->corners[3 * *nc], c, 3 * sizeof(float));
+    memcpy(prev, c, 3 * sizeof(float));
+    (*nc)++;
+}
+
+/*
+ * Corners, links and corridor from the chain start, chain[0..n), goal.
+ * Returns 0 when a segment's corridor could not be walked (the caller
+ * then answers with the interval search).
+ */
+static int cs_fill(nav_corner_query *cq, uint32_t sp, const float start[3], uint32_t ep,
+                   const float end[3], uint32_t n) {
+    const nav_cgraph *gr = cq->gr;
+    const nav_mesh *m = cq->m;
+    nav_path_result *res = cq->res;
+    uint32_t nc = 0, np = 0, nl = 0, cur = sp;
+    float prev[3];
+    double px = cq->sx, pz = cq->sz;
+    res->length = 0;
+    cs_put_corner(res, &nc, start, prev);
+    cs_put_poly(res, &np, sp);
+    for (uint32_t i = 0; i <= n; i++) {
+        uint32_t v = i < n ? cq->chain[i] : NAV_NONE;
+        double vx = i < n ? gr->xz[2 * (size_t)v] : cq->tx;
+        double vz = i < n ? gr->xz[2 * (size_t)v + 1] : cq->tz;
+        if (i < n && (cq->ns[v].flags & CS_HOP)) {
+            uint32_t l = (v - gr->ncorners) / 2;
+            if (res->links && nl < res->max_links)
+                res->links[nl] = l;
+            nl++;
+            cur = gr->poly[v];
+            cs_put_poly(res, &np, cur);
+        } else {
+            cs_target t = {gr, m, v, v == NAV_NONE ? ep : gr->poly[v]};
+            uint32_t len;
+            if (!nav_cwalk_segment(&cq->w, m, cur, px, pz, vx, vz, cs_is_target, &t, cq->seg,
+                                   cq->seg_cap, &len))
+                return 0;
+            for (uint32_t k = 1; k < len; k++)
+                cs_put_poly(res, &np, cq->seg[k]);
+            cur = cq->seg[len - 1];
+        }
+        /* a corner where the path does not move in xz is no corner */
+        int skip =
+            i < n && v < gr->ncorners &&
+            ((vx == px && vz == pz) || (i + 1 < n ? (vx == gr->xz[2 * (size_t)cq->chain[i + 1]] &&
+                                                     vz == gr->xz[2 * (size_t)cq->chain[i + 1] + 1])
+                                                  : (vx == cq->tx && vz == cq->tz)));
+        if (i == n) {
+            cs_put_corner(res, &nc, end, prev);
+        } else if (!skip) {
+            float c[3] = {(float)vx, gr->y[v], (float)vz};
+            cs_put_corner(res, &nc, c, prev);
+        }
+        px = vx, pz = vz;
+    }
+    res->ncorners = res->corners ? (nc < res->max_corners ? nc : res->max_corners) : 0;
+    res->npolys = res->polys ? (np < res->max_polys ? np : res->max_polys) : 0;
+    res->nlinks = res->links ? (nl < res->max_links ? nl : res->max_links) : 0;
+    if (nc > res->ncorners || np > res->npolys || nl > res->nlinks)
+        res->flags |= NAV_PATH_TRUNCATED;
+    return 1;
+}
+
+/* The search proper (see the file comment). 1: the goal was reached (or
+   is in sight: cq->direct); 0: not reachable; -1: over budget; -2: out
+   of memory. */
+static int cs_run(nav_corner_query *cq, uint32_t start_poly, uint32_t end_poly, uint32_t max_nodes,
+                  uint32_t *work) {
+    const nav_mesh *m = cq->gr->wm; /* the cones walk the coarser pieces */
+    if (!nav_cwalk_begin(&cq->w, m, cq->gr->wof[start_poly], 0) ||
+        !nav_cwalk_begin(&cq->wg, m, cq->gr->wof[end_poly], 0))
+        return -2;
+    cs_take_cones(cq, &cq->w, CS_SCONE);
+    cs_take_cones(cq, &cq->wg, CS_GCONE);
+    nav_cone cone;
+    while (cq->nheap > 0 && !cq->nomem) {
+        cs_heap e = cs_pop(cq);
+        if (e.tag == CS_NODE) {
+            uint32_t u = e.id;
+            if (u == cq->goal_node)
+                return 1;
+            if ((cq->ns[u].flags & CS_CLOSED) || e.g > cq->ns[u].g)
+                continue; /* stale entry */
+        }
+        if (*work >= max_nodes)
+            return -1;
+        ++*work;
+        if (e.tag == CS_NODE) {
+            cq->ns[e.id].flags |= CS_CLOSED;
+            cs_record(cq, cq->gr->poly[e.id]);
+            cs_expand(cq, e.id);
+            continue;
+        }
+        int from_start = e.tag == CS_SCONE;
+        nav_cwalk *w = from_start ? &cq->w : &cq->wg;
+        const nav_cw_item it = cq->cones[e.id];
+        double rx = from_start ? cq->sx : cq->tx, rz = from_start ? cq->sz : cq->tz;
+        nav_cw_cone(&it, rx, rz, &cone);
+        /* debug list: a piece by one of its polygons, the seeds by the
+           start's and the goal's own */
+        cs_record(cq, it.kind == NAV_CW_START ? (from_start ? start_poly : end_poly)
+                                              : cq->gr->wrep[it.poly]);
+        /* children first: the expansion also says which vertices are seen */
+        if (!nav_cwalk_expand(w, m, &it, rx, rz))
+            return -2;
+        if (from_start) {
+            cs_from_start(cq, it.poly, &cone, w->seen);
+            if (cq->direct)
+                return 1;
+        } else {
+            cs_from_goal(cq, it.poly, &cone, w->seen);
+        }
+        cs_take_cones(cq, w, e.tag);
+    }
+    return cq->nomem ? -2 : 0;
+}
+
+nav_status nav_corner_search(nav_corner_query *cq, const nav_mesh *m, uint32_t start_poly,
+                             const float start[3], uint32_t end_poly, const float end[3],
+                             uint64_t exclude_mask, uint32_t max_nodes, nav_path_result *res) {
+    const nav_cgraph *gr = m->cgraph;
+    if (!cq || !gr)
+        return NAV_E_INVALID_ARG;
+    if (!cs_prepare(cq, m, gr))
+        return NAV_E_NOMEM;
+    cq->m = m;
+    cq->gr = gr;
+    cq->res = res;
+    cq->sx = start[0], cq->sz = start[2], cq->tx = end[0], cq->tz = end[2];
+    cq->goal_node = gr->nnodes;
+    cq->direct = 0;
+    cq->excl = exclude_mask;
+    cs_goal_set(cq, gr->wof[end_poly]);
+    uint32_t work = 0, n = 0;
+    int r = cs_run(cq, start_poly, end_poly, max_nodes, &work);
+    res->nodes_expanded = work;
+    if (r <= 0)
+        return r == 0 ? NAV_E_NOT_FOUND : r == -1 ? NAV_E_LIMIT : NAV_E_NOMEM;
+    if (!cq->direct) {
+        for (uint32_t v = cq->ns[cq->goal_node].par; v != NAV_NONE; v = cq->ns[v].par)
+            n++;
+        uint32_t k = n;
+        for (uint32_t v = cq->ns[cq->goal_node].par; v != NAV_NONE; v = cq->ns[v].par)
+            cq->chain[--k] = v;
+    }
+    res->algorithm = NAV_ALGO_OPTIMAL;
+    return cs_fill(cq, start_poly, start, end_poly, end, n) ? NAV_OK : NAV_E_CORRUPT;
+}

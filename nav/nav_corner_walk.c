@@ -1,0 +1,286 @@
+/*
+ * nav_corner_walk: the visibility walker of the corner graph (see
+ * nav_corner_internal.h) and the segment walk that rebuilds a path's
+ * corridor. Geometry follows nav_optimal.c: xz in double, stored polygons
+ * have negative signed area (interior where nav_cross2(edge start, edge
+ * end, p) < 0), and an interval entering polygon q through edge e keeps A
+ * nearer e's start vertex.
+ *
+ * Degenerate sight is handled as the interval search handles it: a root on
+ * an edge sees the whole polygon beyond (a "full" cone, once per polygon);
+ * an edge seen exactly edge-on, and a piece that shrinks to a point, are
+ * not looked through. What lies beyond such a grazing ray is in sight of
+ * the corner that grazes it, so a path through it is still in the graph
+ * (as root -> corner -> beyond, of equal length).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "nav/nav_corner_internal.h"
+
+#define CW_TEPS 1e-12 /* interval parameter below which a piece is a point */
+
+#define CW_START NAV_CW_START
+#define CW_FULL NAV_CW_FULL
+#define CW_NORMAL NAV_CW_NORMAL
+
+void nav_cwalk_free(nav_cwalk *w) {
+    if (!w)
+        return;
+    free(w->stack);
+    free(w->pstamp);
+    free(w->sq);
+    free(w->spar);
+    memset(w, 0, sizeof *w);
+}
+
+/* Sizes the per-polygon stamps for m and starts a new generation. */
+static int cw_prepare(nav_cwalk *w, const nav_mesh *m) {
+    if (m->npolys > w->npstamp) {
+        uint32_t *t = realloc(w->pstamp, (size_t)m->npolys * sizeof *t);
+        if (!t)
+            return 0;
+        memset(t + w->npstamp, 0, (size_t)(m->npolys - w->npstamp) * sizeof *t);
+        w->pstamp = t;
+        w->npstamp = m->npolys;
+    }
+    if (++w->gen == 0) {
+        memset(w->pstamp, 0, (size_t)w->npstamp * sizeof *w->pstamp);
+        w->gen = 1;
+    }
+    return 1;
+}
+
+static int cw_push(nav_cwalk *w, uint32_t *top, const nav_cw_item *it) {
+    if (*top == w->cap) {
+        uint32_t cap = w->cap ? 2 * w->cap : 256;
+        nav_cw_item *t = realloc(w->stack, (size_t)cap * sizeof *t);
+        if (!t)
+            return 0;
+        w->stack = t;
+        w->cap = cap;
+    }
+    w->stack[(*top)++] = *it;
+    return 1;
+}
+
+/* Sub-interval of [0, 1] where f0 + t (f1 - f0) <= 0 (closed). 0: empty. */
+static inline int cw_nonpos(double f0, double f1, double *lo, double *hi) {
+    if (f0 <= 0 && f1 <= 0) {
+        *lo = 0, *hi = 1;
+        return 1;
+    }
+    if (f0 > 0 && f1 > 0)
+        return 0;
+    double t = f0 / (f0 - f1);
+    if (f0 <= 0)
+        *lo = 0, *hi = t;
+    else
+        *lo = t, *hi = 1;
+    return 1;
+}
+
+/* The piece [t0, t1] of edge j of p, in sight from the root: a cone into
+   the neighbour, or the whole neighbour when the root lies on the edge. */
+static int cw_piece(nav_cwalk *w, const nav_mesh *m, uint32_t p, uint32_t j, double t0, double t1,
+                    double rx, double rz, int from_start, uint32_t *top) {
+    uint32_t s = m->poly_start[p], n = nav_poly_nverts(m, p);
+    uint32_t j1 = j + 1 == n ? 0 : j + 1;
+    uint32_t nb = m->poly_nei[s + j];
+    const float *va = nav_vert(m, m->poly_verts[s + j]);
+    const float *vb = nav_vert(m, m->poly_verts[s + j1]);
+    double c = nav_corner_orient(va[0], va[2], vb[0], vb[2], rx, rz);
+    if (c > 0 && from_start)
+        c = 0; /* a start a rounding error outside p is on the edge */
+    nav_cw_item it = {.poly = nb, .el = m->poly_twin[s + j] - m->poly_start[nb]};
+    double ex = (double)vb[0] - va[0], ez = (double)vb[2] - va[2];
+    if (c < 0) {
+        /* nb's edge runs vb -> va: A (nearer its start) is the t1 end */
+        it.kind = CW_NORMAL;
+        it.ax = t1 == 1 ? vb[0] : va[0] + t1 * ex;
+        it.az = t1 == 1 ? vb[2] : va[2] + t1 * ez;
+        it.bx = t0 == 0 ? va[0] : va[0] + t0 * ex;
+        it.bz = t0 == 0 ? va[2] : va[2] + t0 * ez;
+        return cw_push(w, top, &it);
+    }
+    if (c > 0)
+        return 1;
+    double d0 = (rx - va[0]) * ex + (rz - va[2]) * ez, l2 = ex * ex + ez * ez;
+    if (d0 < -1e-12 * l2 || d0 > l2 * (1 + 1e-12) || w->pstamp[nb] == w->gen)
+        return 1; /* seen edge-on from beyond an end: nothing in sight through it */
+    w->pstamp[nb] = w->gen;
+    it.kind = CW_FULL;
+    return cw_push(w, top, &it);
+}
+
+/* A cone through [A, B] of the entry edge: the far edges' pieces in it. */
+static int cw_normal(nav_cwalk *w, const nav_mesh *m, const nav_cw_item *it, double rx, double rz,
+                     uint32_t *top) {
+    uint32_t p = it->poly, s = m->poly_start[p], n = nav_poly_nverts(m, p);
+    uint32_t j = it->el + 1 == n ? 0 : it->el + 1;
+    const float *w0 = nav_vert(m, m->poly_verts[s + j]);
+    double sb0 = nav_corner_orient(rx, rz, it->bx, it->bz, w0[0], w0[2]);
+    double sa0 = nav_corner_orient(rx, rz, it->ax, it->az, w0[0], w0[2]);
+    /* the polygon's vertices in sight, as nav_cone_sees would say */
+    uint64_t seen = n <= 64 && sb0 <= 0 && sa0 >= 0 ? (uint64_t)1 << j : 0;
+    for (uint32_t i = 0; i + 1 < n; i++, j = j + 1 == n ? 0 : j + 1) {
+        uint32_t j1 = j + 1 == n ? 0 : j + 1;
+        const float *w1 = nav_vert(m, m->poly_verts[s + j1]);
+        double sb1 = nav_corner_orient(rx, rz, it->bx, it->bz, w1[0], w1[2]);
+        double sa1 = nav_corner_orient(rx, rz, it->ax, it->az, w1[0], w1[2]);
+        if (n <= 64 && sb1 <= 0 && sa1 >= 0)
+            seen |= (uint64_t)1 << j1;
+        double lo1, hi1, lo2, hi2;
+        /* in sight: on B's negative side and A's positive side */
+        if (m->poly_nei[s + j] != NAV_NONE && cw_nonpos(sb0, sb1, &lo1, &hi1) &&
+            cw_nonpos(-sa0, -sa1, &lo2, &hi2)) {
+            double lo = lo1 > lo2 ? lo1 : lo2, hi = hi1 < hi2 ? hi1 : hi2;
+            if (lo < CW_TEPS)
+                lo = 0;
+            if (hi > 1 - CW_TEPS)
+                hi = 1;
+            if (hi - lo > CW_TEPS && !cw_piece(w, m, p, j, lo, hi, rx, rz, 0, top))
+                return 0;
+        }
+        sb0 = sb1;
+        sa0 = sa1;
+    }
+    w->seen = n <= 64 ? seen : NAV_CW_SEEN_ALL;
+    return 1;
+}
+
+int nav_cwalk_begin(nav_cwalk *w, const nav_mesh *m, uint32_t poly, int at_vertex) {
+    if (!cw_prepare(w, m))
+        return 0;
+    w->top = 0;
+    nav_cw_item seed = {.poly = poly, .el = NAV_NONE, .kind = at_vertex ? CW_FULL : CW_START};
+    w->pstamp[poly] = w->gen;
+    return cw_push(w, &w->top, &seed);
+}
+
+int nav_cwalk_expand(nav_cwalk *w, const nav_mesh *m, const nav_cw_item *it, double rx, double rz) {
+    if (it->kind == CW_NORMAL)
+        return cw_normal(w, m, it, rx, rz, &w->top);
+    w->seen = NAV_CW_SEEN_ALL;
+    uint32_t s = m->poly_start[it->poly], n = nav_poly_nverts(m, it->poly);
+    for (uint32_t j = 0; j < n; j++)
+        if (j != it->el && m->poly_nei[s + j] != NAV_NONE &&
+            !cw_piece(w, m, it->poly, j, 0, 1, rx, rz, it->kind == CW_START, &w->top))
+            return 0;
+    return 1;
+}
+
+int nav_cwalk_run(nav_cwalk *w, const nav_mesh *m, double rx, double rz, uint32_t poly,
+                  int at_vertex, uint32_t limit, nav_cwalk_fn fn, void *ctx, uint32_t *steps) {
+    if (!nav_cwalk_begin(w, m, poly, at_vertex))
+        return NAV_CW_NOMEM;
+    nav_cone cone;
+    while (w->top > 0) {
+        if (*steps >= limit)
+            return NAV_CW_LIMIT;
+        ++*steps;
+        nav_cw_item it = w->stack[--w->top];
+        nav_cw_cone(&it, rx, rz, &cone);
+        if (fn(ctx, it.poly, &cone))
+            return NAV_CW_STOPPED;
+        if (!nav_cwalk_expand(w, m, &it, rx, rz))
+            return NAV_CW_NOMEM;
+    }
+    return NAV_CW_DONE;
+}
+
+/* ---- segment walk ---- */
+
+/* Is (x, z) on the closed segment va -> vb, within a few float roundings
+   (points snapped onto an edge lie a rounding off it, on either side)? */
+static int on_edge(const float *va, const float *vb, double x, double z) {
+    double ex = (double)vb[0] - va[0], ez = (double)vb[2] - va[2], l2 = ex * ex + ez * ez;
+    double t = l2 > 0 ? ((x - va[0]) * ex + (z - va[2]) * ez) / l2 : 0;
+    t = t < 0 ? 0 : t > 1 ? 1 : t;
+    double dx = va[0] + t * ex - x, dz = va[2] + t * ez - z;
+    double tol = 1e-6 * (1.0 + fabs(x) + fabs(z));
+    return dx * dx + dz * dz <= tol * tol;
+}
+
+/*
+ * May the walk of segment a -> b cross from polygon p over its edge
+ * va -> vb? Yes when the segment leaves p through it (touching counts:
+ * through a vertex, or along the edge), and whenever a or b lies on the
+ * edge: at a corner the segment may leave through any polygon of the fan,
+ * which can be more than half a turn away from the one the path arrived
+ * in, and an end point on an edge belongs to the polygons on both sides.
+ */
+static int seg_leaves(const float *va, const float *vb, double ax, double az, double bx,
+                      double bz) {
+    if (on_edge(va, vb, ax, az) || on_edge(va, vb, bx, bz))
+        return 1;
+    double o1 = nav_corner_orient(ax, az, bx, bz, va[0], va[2]);
+    double o2 = nav_corner_orient(ax, az, bx, bz, vb[0], vb[2]);
+    if ((o1 > 0 && o2 > 0) || (o1 < 0 && o2 < 0))
+        return 0;
+    if (nav_corner_orient(va[0], va[2], vb[0], vb[2], bx, bz) < 0)
+        return 0; /* b is on p's side of the edge */
+    if (o1 != 0 || o2 != 0)
+        return 1;
+    /* along the edge's line: the two must overlap */
+    double ex = (double)vb[0] - va[0], ez = (double)vb[2] - va[2], l2 = ex * ex + ez * ez;
+    if (l2 <= 0)
+        return 0;
+    double ta = ((ax - va[0]) * ex + (az - va[2]) * ez) / l2;
+    double tb = ((bx - va[0]) * ex + (bz - va[2]) * ez) / l2;
+    double lo = ta < tb ? ta : tb, hi = ta < tb ? tb : ta;
+    return lo <= 1 + 1e-9 && hi >= -1e-9;
+}
+
+int nav_cwalk_segment(nav_cwalk *w, const nav_mesh *m, uint32_t from, double ax, double az,
+                      double bx, double bz, nav_seg_target_fn is_target, const void *ctx,
+                      uint32_t *out, uint32_t max, uint32_t *n) {
+    *n = 0;
+    if (!cw_prepare(w, m))
+        return 0;
+    if (w->scap < m->npolys) {
+        uint32_t *q = realloc(w->sq, (size_t)m->npolys * sizeof *q);
+        if (q)
+            w->sq = q;
+        uint32_t *p = realloc(w->spar, (size_t)m->npolys * sizeof *p);
+        if (p)
+            w->spar = p;
+        if (!q || !p)
+            return 0;
+        w->scap = m->npolys;
+    }
+    uint32_t head = 0, tail = 1;
+    w->sq[0] = from;
+    w->spar[0] = NAV_NONE;
+    w->pstamp[from] = w->gen;
+    for (; head < tail; head++) {
+        uint32_t p = w->sq[head];
+        if (is_target(ctx, p)) {
+            uint32_t len = 0;
+            for (uint32_t i = head; i != NAV_NONE; i = w->spar[i])
+                len++;
+            if (len > max)
+                return 0;
+            uint32_t k = len;
+            for (uint32_t i = head; i != NAV_NONE; i = w->spar[i])
+                out[--k] = w->sq[i];
+            *n = len;
+            return 1;
+        }
+        uint32_t s = m->poly_start[p], nv = nav_poly_nverts(m, p);
+        for (uint32_t j = 0; j < nv; j++) {
+            uint32_t nb = m->poly_nei[s + j];
+            if (nb == NAV_NONE || w->pstamp[nb] == w->gen)
+                continue;
+            const float *va = nav_vert(m, m->poly_verts[s + j]);
+            const float *vb = nav_vert(m, m->poly_verts[s + (j + 1 == nv ? 0 : j + 1)]);
+            if (!seg_leaves(va, vb, ax, az, bx, bz))
+                continue;
+            w->pstamp[nb] = w->gen;
+            w->sq[tail] = nb;
+            w->spar[tail] = head;
+            tail++;
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,373 @@
+/*
+ * check_nav_corner: the corner visibility graph behind the exact search
+ * (nav/nav_corner.h), beyond the property tests in check_nav_optimal.c
+ * (which run every random mesh through both exact searches against the
+ * brute-force reference):
+ *   - the graph of a hand-made mesh, node by node and edge by edge;
+ *   - which search answers: the graph without exclusions, the interval
+ *     search when an exclusion removes a present area (the walls move);
+ *   - the preprocessing belongs to the mesh: one query scratch serving
+ *     meshes in turn (a replaced mesh, a larger one) answers each from its
+ *     own graph; over HTTP, a replaced mesh answers from its new walls;
+ *   - budgets: the graph search stops within max_nodes.
+ */
+#include <check.h>
+#include <jansson.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nav/nav_corner_internal.h"
+#include "nav/nav_optimal.h"
+#include "nav/nav_query.h"
+#include "tests/test_fixtures.h"
+#include "tests/test_http.h"
+
+/* Declared for -Wmissing-prototypes; "extern" keeps it out of suite discovery. */
+extern Suite *nav_corner_suite(void);
+
+typedef struct run {
+    float corners[3 * 256];
+    uint32_t polys[1024];
+    nav_path_result res;
+    nav_status st;
+} run;
+
+static void search(nav_optimal *o, run *r, const nav_mesh *m, float x0, float z0, float x1,
+                   float z1, uint64_t excl, uint32_t budget) {
+    float s[3] = {x0, 0, z0}, e[3] = {x1, 0, z1}, out[3];
+    const float ext[3] = {0.01f, 0.5f, 0.01f};
+    uint32_t sp, ep;
+    ck_assert_int_eq(nav_mesh_nearest(m, s, ext, 0, &sp, out), NAV_OK);
+    ck_assert_int_eq(nav_mesh_nearest(m, e, ext, 0, &ep, out), NAV_OK);
+    memset(&r->res, 0, sizeof r->res);
+    r->res.corners = r->corners;
+    r->res.max_corners = 256;
+    r->res.polys = r->polys;
+    r->res.max_polys = 1024;
+    r->st = nav_optimal_search(o, m, sp, s, ep, e, excl, budget, &r->res);
+}
+
+static double xz_len(const run *r) {
+    double l = 0;
+    for (uint32_t i = 1; i < r->res.ncorners; i++)
+        l += hypot((double)r->corners[3 * i] - r->corners[3 * i - 3],
+                   (double)r->corners[3 * i + 2] - r->corners[3 * i - 1]);
+    return l;
+}
+
+static uint32_t node_at(const nav_cgraph *g, double x, double z) {
+    for (uint32_t i = 0; i < g->nnodes; i++)
+        if (g->xz[2 * i] == x && g->xz[2 * i + 1] == z)
+            return i;
+    return NAV_NONE;
+}
+
+static int has_edge(const nav_cgraph *g, uint32_t u, uint32_t v) {
+    for (uint32_t i = g->adj_start[u]; i < g->adj_start[u + 1]; i++)
+        if (g->adj[i].to == v)
+            return 1;
+    return 0;
+}
+
+/*
+ * Square [0,10]^2 with the hole [4,6]^2. The square's own corners have a
+ * walkable angle of 90 degrees: no nodes. The hole's four corners have
+ * 270: four nodes. Each sees its two neighbours along the hole's sides
+ * (tangent: the segment runs along a wall) and not the opposite one
+ * (through the hole): 8 directed edges, and a corner's two edges lie on
+ * opposite sides of its obstacle, one in each half of its list.
+ */
+START_TEST(test_square_hole_graph) {
+    nav_mesh *m = fx_square_with_hole();
+    const nav_cgraph *g = m->cgraph;
+    ck_assert_ptr_nonnull(g);
+    ck_assert_uint_eq(g->ncorners, 4);
+    ck_assert_uint_eq(g->nnodes, 4);
+    ck_assert_uint_eq(nav_corner_edge_count(g), 8);
+    static const double c[4][2] = {{4, 4}, {6, 4}, {6, 6}, {4, 6}};
+    uint32_t id[4];
+    for (int i = 0; i < 4; i++) {
+        id[i] = node_at(g, c[i][0], c[i][1]);
+        ck_assert_uint_ne(id[i], NAV_NONE);
+    }
+    for (int i = 0; i < 4; i++) {
+        ck_assert(has_edge(g, id[i], id[(i + 1) % 4]));
+        ck_assert(has_edge(g, id[i], id[(i + 3) % 4]));
+        ck_assert(!has_edge(g, id[i], id[(i + 2) % 4]));
+        ck_assert_uint_eq(g->adj_mid[id[i]] - g->adj_start[id[i]], 1);
+        ck_assert_uint_eq(g->adj_start[id[i] + 1] - g->adj_mid[id[i]], 1);
+    }
+    ck_assert_uint_gt(nav_corner_memory(g), 0);
+    ck_assert_uint_ge(nav_mesh_memory(m), nav_corner_memory(g));
+    nav_mesh_free(m);
+}
+END_TEST
+
+/* The same square, the quad [4,6]x[6,10] (above the hole) of area 1:
+   excluding area 1 turns the whole column x in [4,6], z in [4,10] into a
+   wall, which the graph (built with that quad walkable) does not know. */
+static nav_mesh *hole_with_area(void) {
+    static const float g[4] = {0, 4, 6, 10};
+    fx_builder *b = fx_new();
+    for (int j = 0; j < 3; j++)
+        for (int i = 0; i < 3; i++)
+            if (i != 1 || j != 1)
+                fx_quad(b, g[i], g[j], g[i + 1], g[j + 1], 0, (uint8_t)(i == 1 && j == 2));
+    return fx_build(b);
+}
+
+/*
+ * Which search answers. Nothing excluded: the graph; (1,5) -> (9,5) bends
+ * at two hole corners, 2 sqrt(10) + 2. An area the mesh lacks excluded:
+ * still the graph. Area 1 excluded: the interval search. From (1,9) to
+ * (9,9) the straight line crosses the excluded quad, and the column
+ * reaches the square's top side, so the way goes under the hole, via
+ * (4,4) and (6,4): |(1,9)-(4,4)| + 2 + |(6,4)-(9,9)| = 2 sqrt(34) + 2;
+ * without the exclusion it is the straight 8.
+ */
+START_TEST(test_dispatch) {
+    nav_mesh *m = hole_with_area();
+    nav_optimal *o = nav_optimal_new(4096);
+    nav_optimal_use_graph(o, NAV_OPT_GRAPH_ON); /* the mesh is small: AUTO would not use it */
+    nav_optimal_stats a, b;
+    run r;
+    nav_optimal_stats_get(o, &a);
+    search(o, &r, m, 1, 5, 9, 5, 0, 0);
+    nav_optimal_stats_get(o, &b);
+    ck_assert_int_eq(r.st, NAV_OK);
+    ck_assert_double_eq_tol(xz_len(&r), 2 * sqrt(10.0) + 2, 1e-5);
+    ck_assert_uint_eq(b.graph_searches, a.graph_searches + 1);
+
+    search(o, &r, m, 1, 5, 9, 5, 1ull << 7, 0); /* area 7: not on this mesh */
+    nav_optimal_stats_get(o, &a);
+    ck_assert_int_eq(r.st, NAV_OK);
+    ck_assert_double_eq_tol(xz_len(&r), 2 * sqrt(10.0) + 2, 1e-5);
+    ck_assert_uint_eq(a.graph_searches, b.graph_searches + 1);
+
+    search(o, &r, m, 1, 9, 9, 9, 1ull << 1, 0);
+    nav_optimal_stats_get(o, &b);
+    ck_assert_int_eq(r.st, NAV_OK);
+    ck_assert_double_eq_tol(xz_len(&r), 2 * sqrt(34.0) + 2, 1e-5);
+    ck_assert_uint_eq(b.graph_searches, a.graph_searches);
+    ck_assert_uint_eq(b.interval_searches, a.interval_searches + 1);
+    for (uint32_t i = 0; i < r.res.npolys; i++)
+        ck_assert_uint_ne(m->areas[r.res.polys[i]], 1);
+    /* and without the exclusion the graph takes the straight line */
+    search(o, &r, m, 1, 9, 9, 9, 0, 0);
+    ck_assert_double_eq_tol(xz_len(&r), 8, 1e-6);
+    ck_assert_uint_eq(b.graph_misses, 0);
+    nav_optimal_free(o);
+    nav_mesh_free(m);
+}
+END_TEST
+
+/*
+ * The preprocessing belongs to the mesh. One scratch answers a mesh with a
+ * hole, then its replacement without one (the same bounds: a stale graph
+ * would still bend), then a 30 x 30 random mesh with many more nodes (the
+ * scratch grows), then the first mesh again.
+ */
+START_TEST(test_scratch_across_meshes) {
+    nav_optimal *o = nav_optimal_new(1u << 16);
+    nav_optimal_use_graph(o, NAV_OPT_GRAPH_ON);
+    nav_mesh *hole = fx_square_with_hole();
+    fx_builder *bld = fx_new();
+    static const float g[4] = {0, 4, 6, 10};
+    for (int j = 0; j < 3; j++)
+        for (int i = 0; i < 3; i++)
+            fx_quad(bld, g[i], g[j], g[i + 1], g[j + 1], 0, 0);
+    nav_mesh *full = fx_build(bld);
+    ck_assert_uint_eq(full->cgraph->nnodes, 0);
+    run r;
+    search(o, &r, hole, 1, 5, 9, 5, 0, 0);
+    ck_assert_double_eq_tol(xz_len(&r), 2 * sqrt(10.0) + 2, 1e-5);
+    search(o, &r, full, 1, 5, 9, 5, 0, 0);
+    ck_assert_double_eq_tol(xz_len(&r), 8, 1e-6);
+    ck_assert_uint_eq(r.res.ncorners, 2);
+
+    fx_random_opts ro = fx_random_defaults();
+    ro.width = ro.height = 30;
+    ro.hole_ratio = 0.25f;
+    ro.islands = 0;
+    nav_mesh *big = fx_random(77, &ro);
+    ck_assert_uint_gt(big->cgraph->nnodes, 100);
+    uint32_t rng = 99, answered = 0;
+    nav_optimal *fresh = nav_optimal_new(1u << 16);
+    for (int q = 0; q < 40; q++) {
+        float s[3], e[3];
+        uint32_t sp = fx_random_point(big, &rng, s), ep = fx_random_point(big, &rng, e);
+        run x, y;
+        memset(&x.res, 0, sizeof x.res);
+        memset(&y.res, 0, sizeof y.res);
+        x.res.corners = x.corners, x.res.max_corners = 256;
+        y.res.corners = y.corners, y.res.max_corners = 256;
+        x.st = nav_optimal_search(o, big, sp, s, ep, e, 0, 0, &x.res);
+        nav_optimal_use_graph(fresh, NAV_OPT_GRAPH_OFF);
+        y.st = nav_optimal_search(fresh, big, sp, s, ep, e, 0, 0, &y.res);
+        ck_assert_int_eq(x.st, y.st);
+        if (x.st == NAV_OK) {
+            ck_assert_double_eq_tol(xz_len(&x), xz_len(&y), 1e-4);
+            answered++;
+        }
+    }
+    ck_assert_uint_gt(answered, 20);
+    search(o, &r, hole, 1, 5, 9, 5, 0, 0);
+    ck_assert_double_eq_tol(xz_len(&r), 2 * sqrt(10.0) + 2, 1e-5);
+    nav_optimal_stats st;
+    nav_optimal_stats_get(o, &st);
+    ck_assert_uint_eq(st.graph_misses, 0);
+    nav_optimal_free(fresh);
+    nav_optimal_free(o);
+    nav_mesh_free(big);
+    nav_mesh_free(full);
+    nav_mesh_free(hole);
+}
+END_TEST
+
+/* The graph search spends at most max_nodes (cones walked plus nodes
+   expanded) and then says NAV_E_LIMIT; with enough it answers. */
+START_TEST(test_budget) {
+    fx_random_opts ro = fx_random_defaults();
+    ro.width = ro.height = 20;
+    ro.hole_ratio = 0.25f;
+    ro.islands = 0;
+    nav_mesh *m = fx_random(5, &ro);
+    nav_optimal *o = nav_optimal_new(1u << 16);
+    nav_optimal_use_graph(o, NAV_OPT_GRAPH_ON);
+    uint32_t rng = 7, limited = 0;
+    for (int q = 0; q < 30; q++) {
+        float s[3], e[3];
+        uint32_t sp = fx_random_point(m, &rng, s), ep = fx_random_point(m, &rng, e);
+        run r;
+        memset(&r.res, 0, sizeof r.res);
+        r.res.corners = r.corners, r.res.max_corners = 256;
+        nav_optimal_stats a, b;
+        nav_optimal_stats_get(o, &a);
+        r.st = nav_optimal_search(o, m, sp, s, ep, e, 0, 0, &r.res);
+        nav_optimal_stats_get(o, &b);
+        ck_assert_int_eq(r.st, NAV_OK);
+        uint32_t need = r.res.nodes_expanded;
+        if (b.graph_searches == a.graph_searches || need < 4)
+            continue; /* the straight walk answered (its count is of polygons walked) */
+        r.st = nav_optimal_search(o, m, sp, s, ep, e, 0, need / 2, &r.res);
+        ck_assert_int_eq(r.st, NAV_E_LIMIT);
+        ck_assert_uint_le(r.res.nodes_expanded, need / 2);
+        limited++;
+    }
+    ck_assert_uint_gt(limited, 5);
+    nav_optimal_free(o);
+    nav_mesh_free(m);
+}
+END_TEST
+
+/* ---- over HTTP: a replace answers from the new mesh's graph ---- */
+
+/* The square [0,10]^2 as a 3 x 3 grid of quads (lines 0, 4, 6, 10), with
+   or without the centre cell, as upload JSON. */
+static char *square_json(int hole) {
+    static const int g[4] = {0, 4, 6, 10};
+    char *buf = malloc(4096);
+    ck_assert_ptr_nonnull(buf);
+    size_t k = (size_t)snprintf(buf, 4096, "{\"vertices\":[");
+    for (int j = 0; j < 4; j++)
+        for (int i = 0; i < 4; i++)
+            k += (size_t)snprintf(buf + k, 4096 - k, "%s[%d,0,%d]", i || j ? "," : "", g[i], g[j]);
+    k += (size_t)snprintf(buf + k, 4096 - k, "],\"polygons\":[");
+    int first = 1;
+    for (int j = 0; j < 3; j++)
+        for (int i = 0; i < 3; i++) {
+            if (hole && i == 1 && j == 1)
+                continue;
+            int v = j * 4 + i;
+            k += (size_t)snprintf(buf + k, 4096 - k, "%s[%d,%d,%d,%d]", first ? "" : ",", v, v + 4,
+                                  v + 5, v + 1);
+            first = 0;
+        }
+    snprintf(buf + k, 4096 - k, "]}");
+    return buf;
+}
+
+static double http_length(int port) {
+    th_response r;
+    ck_assert_int_eq(th_json(port, "POST", "/v1/navmeshes/sq/path",
+                             "{\"start\":[1,0,5],\"end\":[9,0,5],\"cache\":false}", &r),
+                     0);
+    ck_assert_int_eq(r.status, 200);
+    json_t *j = json_loads(r.body, 0, NULL);
+    ck_assert_ptr_nonnull(j);
+    ck_assert_str_eq(json_string_value(json_object_get(j, "algorithm")), "optimal");
+    double len = json_number_value(json_object_get(j, "length"));
+    json_decref(j);
+    th_response_free(&r);
+    return len;
+}
+
+START_TEST(test_http_replace) {
+    th_server srv;
+    ck_assert_msg(th_start(&srv, NULL, NULL) == 0, "navd did not start");
+    for (int round = 0; round < 2; round++) {
+        for (int hole = 1; hole >= 0; hole--) {
+            char *body = square_json(hole);
+            th_response r;
+            ck_assert_int_eq(th_json(srv.port, "PUT", "/v1/navmeshes/sq", body, &r), 0);
+            ck_assert_msg(r.status / 100 == 2, "PUT -> %d %s", r.status, r.body);
+            th_response_free(&r);
+            free(body);
+            double want = hole ? 2 * sqrt(10.0) + 2 : 8;
+            ck_assert_double_eq_tol(http_length(srv.port), want, 1e-4);
+        }
+    }
+    /* After a restart the stored mesh answers with its stored graph; the
+       hole's version is stored last, so a path must bend again. */
+    char *body = square_json(1);
+    th_response r;
+    th_json(srv.port, "PUT", "/v1/navmeshes/sq", body, &r);
+    th_response_free(&r);
+    free(body);
+    ck_assert_int_eq(th_stop(&srv), 0);
+    ck_assert_int_eq(th_restart(&srv, NULL), 0);
+    ck_assert_double_eq_tol(http_length(srv.port), 2 * sqrt(10.0) + 2, 1e-4);
+    char *log = th_log(&srv);
+    ck_assert_msg(!strstr(log, "search graph"), "%s", log);
+    free(log);
+    /* Damage the stored graph section (its CRC, the blob's last 4 bytes):
+       the mesh still loads, the graph is rebuilt (logged) and answers. */
+    ck_assert_int_eq(th_stop(&srv), 0);
+    sqlite3 *db;
+    ck_assert_int_eq(sqlite3_open(srv.db, &db), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(db,
+                                  "UPDATE navmeshes SET blob = substr(blob, 1, length(blob) - 4) "
+                                  "|| CASE WHEN substr(blob, -4) = x'00000000' THEN x'01010101' "
+                                  "ELSE x'00000000' END WHERE name = 'sq'",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    ck_assert_int_eq(sqlite3_changes(db), 1);
+    sqlite3_close(db);
+    ck_assert_int_eq(th_restart(&srv, NULL), 0);
+    ck_assert_double_eq_tol(http_length(srv.port), 2 * sqrt(10.0) + 2, 1e-4);
+    log = th_log(&srv);
+    ck_assert_msg(strstr(log, "stored navmesh 'sq': its search graph was missing or damaged"), "%s",
+                  log);
+    free(log);
+    ck_assert_int_eq(th_stop(&srv), 0);
+    th_cleanup(&srv);
+}
+END_TEST
+
+Suite *nav_corner_suite(void) {
+    Suite *s = suite_create("nav_corner");
+    TCase *tc = tcase_create("graph");
+    tcase_add_test(tc, test_square_hole_graph);
+    tcase_add_test(tc, test_dispatch);
+    tcase_add_test(tc, test_scratch_across_meshes);
+    tcase_add_test(tc, test_budget);
+    suite_add_tcase(s, tc);
+    TCase *th = tcase_create("http");
+    tcase_set_timeout(th, 60);
+    tcase_add_test(th, test_http_replace);
+    suite_add_tcase(s, th);
+    return s;
+}
