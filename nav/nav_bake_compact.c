@@ -1,0 +1,252 @@
+/*
+ * nav_bake_compact.c: the compact (open space) heightfield and what is done
+ * to its walkable areas before regions: area volumes and erosion.
+ *
+ * The compact heightfield keeps only the walkable spans' floors, as flat
+ * arrays indexed by span (y, clearance, connections, area), with each cell's
+ * spans contiguous (first[]), and links every floor to the floors of its
+ * four neighbour cells that an agent can step to (enough clearance where
+ * both overlap, a height difference of at most `climb`). It is built once
+ * per (height, climb, slope) and shared read-only by every profile; each
+ * profile erodes its own copy of the area array.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nav/nav_bake_internal.h"
+
+void nb_chf_free(nb_chf *chf) {
+    free(chf->first);
+    free(chf->y);
+    free(chf->hgt);
+    free(chf->con);
+    free(chf->area);
+    free(chf->edist);
+    memset(chf, 0, sizeof *chf);
+}
+
+static bool nb_chf_link(nb_chf *chf, nb_ctx *ctx) {
+    const int w = chf->w, h = chf->h;
+    for (int z = 0; z < h; z++) {
+        if ((z & 15) == 15 && nb_cancelled(ctx))
+            return false;
+        for (int x = 0; x < w; x++) {
+            int c = x + z * w;
+            for (uint32_t s = chf->first[c]; s < chf->first[c + 1]; s++) {
+                uint32_t con = 0;
+                int bot = chf->y[s], top = bot + chf->hgt[s];
+                for (int d = 0; d < 4; d++) {
+                    int nx = x + nb_dx[d], nz = z + nb_dz[d];
+                    uint32_t link = NB_NOCON;
+                    if (nx >= 0 && nz >= 0 && nx < w && nz < h) {
+                        int nc = nx + nz * w;
+                        for (uint32_t n = chf->first[nc]; n < chf->first[nc + 1]; n++) {
+                            int nbot = chf->y[n], ntop = nbot + chf->hgt[n];
+                            int lo = bot > nbot ? bot : nbot, hi = top < ntop ? top : ntop;
+                            int dy = nbot - bot;
+                            if (hi - lo >= chf->walk_height && dy <= chf->walk_climb &&
+                                dy >= -chf->walk_climb) {
+                                uint32_t layer = n - chf->first[nc];
+                                if (layer < NB_NOCON)
+                                    link = layer; /* deeper stacks stay unlinked (62 floors) */
+                                break;
+                            }
+                        }
+                    }
+                    con |= link << (d * 6);
+                }
+                chf->con[s] = con;
+            }
+        }
+    }
+    return true;
+}
+
+nav_status nb_chf_build(const nb_hf *hf, int height, int climb, int border, nb_chf *chf,
+                        nb_ctx *ctx) {
+    memset(chf, 0, sizeof *chf);
+    chf->x0 = hf->x0;
+    chf->z0 = hf->z0;
+    chf->w = hf->w;
+    chf->h = hf->h;
+    chf->border = border;
+    memcpy(chf->bmin, hf->bmin, sizeof chf->bmin);
+    chf->cs = hf->cs;
+    chf->ch = hf->ch;
+    chf->walk_height = height;
+    chf->walk_climb = climb;
+    const nb_span *sp = hf->spans;
+    size_t ncells = (size_t)hf->w * hf->h;
+    uint32_t n = 0;
+    for (size_t i = 0; i < ncells; i++)
+        for (uint32_t s = hf->col[i]; s != NB_NONE; s = sp[s].next)
+            n += sp[s].area != NB_AREA_NULL;
+    chf->nspans = n;
+    chf->first = malloc((ncells + 1) * sizeof *chf->first);
+    chf->y = malloc((n + 1) * sizeof *chf->y);
+    chf->hgt = malloc(n + 1);
+    chf->con = malloc((n + 1) * sizeof *chf->con);
+    chf->area = malloc(n + 1);
+    if (!chf->first || !chf->y || !chf->hgt || !chf->con || !chf->area) {
+        nb_chf_free(chf);
+        return NAV_E_NOMEM;
+    }
+    uint32_t k = 0;
+    for (size_t i = 0; i < ncells; i++) {
+        chf->first[i] = k;
+        for (uint32_t s = hf->col[i]; s != NB_NONE; s = sp[s].next) {
+            if (sp[s].area == NB_AREA_NULL)
+                continue;
+            int bot = sp[s].smax;
+            int top = sp[s].next != NB_NONE ? sp[sp[s].next].smin : NB_SPAN_MAX;
+            int clr = top - bot;
+            chf->y[k] = (uint16_t)bot;
+            chf->hgt[k] = (uint8_t)(clr > 255 ? 255 : clr < 0 ? 0 : clr);
+            chf->area[k] = sp[s].area;
+            if (bot > chf->max_y)
+                chf->max_y = bot;
+            k++;
+        }
+    }
+    chf->first[ncells] = k;
+    if (!nb_chf_link(chf, ctx)) {
+        nb_chf_free(chf);
+        return NAV_E_CANCELLED;
+    }
+    return NAV_OK;
+}
+
+static bool nb_in_convex(const nav_bake_volume *v, float x, float z) {
+    int sign = 0;
+    for (uint32_t i = 0; i < v->nverts; i++) {
+        const float *a = v->xz[i], *b = v->xz[(i + 1) % v->nverts];
+        float cr = (b[0] - a[0]) * (z - a[1]) - (b[1] - a[1]) * (x - a[0]);
+        int sg = cr > 0 ? 1 : cr < 0 ? -1 : 0;
+        if (sg && sign && sg != sign)
+            return false;
+        if (sg)
+            sign = sg;
+    }
+    return true;
+}
+
+void nb_mark_volumes(const nb_chf *chf, uint8_t *area, const nav_bake_volume *vols, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) {
+        const nav_bake_volume *v = &vols[i];
+        float mn[2] = {v->xz[0][0], v->xz[0][1]}, mx[2] = {mn[0], mn[1]};
+        for (uint32_t k = 1; k < v->nverts; k++)
+            for (int a = 0; a < 2; a++) {
+                mn[a] = fminf(mn[a], v->xz[k][a]);
+                mx[a] = fmaxf(mx[a], v->xz[k][a]);
+            }
+        int x0 = (int)floorf((mn[0] - chf->bmin[0]) / chf->cs) - chf->x0;
+        int x1 = (int)floorf((mx[0] - chf->bmin[0]) / chf->cs) - chf->x0;
+        int z0 = (int)floorf((mn[1] - chf->bmin[2]) / chf->cs) - chf->z0;
+        int z1 = (int)floorf((mx[1] - chf->bmin[2]) / chf->cs) - chf->z0;
+        x0 = x0 < 0 ? 0 : x0;
+        z0 = z0 < 0 ? 0 : z0;
+        x1 = x1 >= chf->w ? chf->w - 1 : x1;
+        z1 = z1 >= chf->h ? chf->h - 1 : z1;
+        for (int z = z0; z <= z1; z++)
+            for (int x = x0; x <= x1; x++) {
+                float cx = chf->bmin[0] + ((float)(chf->x0 + x) + 0.5f) * chf->cs;
+                float cz = chf->bmin[2] + ((float)(chf->z0 + z) + 0.5f) * chf->cs;
+                if (!nb_in_convex(v, cx, cz))
+                    continue;
+                int c = x + z * chf->w;
+                for (uint32_t s = chf->first[c]; s < chf->first[c + 1]; s++) {
+                    float y = chf->bmin[1] + (float)chf->y[s] * chf->ch;
+                    if (area[s] != NB_AREA_NULL && y >= v->ymin && y <= v->ymax)
+                        area[s] = v->area;
+                }
+            }
+    }
+}
+
+/*
+ * The distance of every span from the edge of the walkable area: a chamfer
+ * distance (2 per straight step, 3 per diagonal) from every span that is
+ * unwalkable or misses a neighbour, in two sweeps. It depends only on the
+ * shared heightfield, so it is computed once per group of profiles and
+ * each profile erodes by thresholding it.
+ */
+nav_status nb_edge_distance(nb_chf *chf) {
+    const int w = chf->w, h = chf->h;
+    uint16_t *dist = malloc((chf->nspans + 1) * sizeof *dist);
+    if (!dist)
+        return NAV_E_NOMEM;
+    for (int z = 0; z < h; z++)
+        for (int x = 0; x < w; x++) {
+            int c = x + z * w;
+            for (uint32_t s = chf->first[c]; s < chf->first[c + 1]; s++) {
+                uint16_t d = 0xffff;
+                if (chf->area[s] == NB_AREA_NULL) {
+                    d = 0;
+                } else {
+                    for (int dir = 0; dir < 4; dir++) {
+                        if (nb_con(chf, s, dir) == NB_NOCON ||
+                            chf->area[nb_nei(chf, x, z, s, dir)] == NB_AREA_NULL) {
+                            d = 0;
+                            break;
+                        }
+                    }
+                }
+                dist[s] = d;
+            }
+        }
+#define NB_RELAX(target, val)                                                                      \
+    do {                                                                                           \
+        int v_ = (val);                                                                            \
+        if (v_ < dist[target])                                                                     \
+            dist[target] = (uint16_t)v_;                                                           \
+    } while (0)
+    for (int z = 0; z < h; z++)
+        for (int x = 0; x < w; x++) {
+            int c = x + z * w;
+            for (uint32_t s = chf->first[c]; s < chf->first[c + 1]; s++) {
+                if (nb_con(chf, s, 0) != NB_NOCON) {
+                    uint32_t a = nb_nei(chf, x, z, s, 0);
+                    NB_RELAX(s, dist[a] + 2);
+                    if (nb_con(chf, a, 3) != NB_NOCON)
+                        NB_RELAX(s, dist[nb_nei(chf, x - 1, z, a, 3)] + 3);
+                }
+                if (nb_con(chf, s, 3) != NB_NOCON) {
+                    uint32_t a = nb_nei(chf, x, z, s, 3);
+                    NB_RELAX(s, dist[a] + 2);
+                    if (nb_con(chf, a, 2) != NB_NOCON)
+                        NB_RELAX(s, dist[nb_nei(chf, x, z - 1, a, 2)] + 3);
+                }
+            }
+        }
+    for (int z = h - 1; z >= 0; z--)
+        for (int x = w - 1; x >= 0; x--) {
+            int c = x + z * w;
+            for (uint32_t s = chf->first[c]; s < chf->first[c + 1]; s++) {
+                if (nb_con(chf, s, 2) != NB_NOCON) {
+                    uint32_t a = nb_nei(chf, x, z, s, 2);
+                    NB_RELAX(s, dist[a] + 2);
+                    if (nb_con(chf, a, 1) != NB_NOCON)
+                        NB_RELAX(s, dist[nb_nei(chf, x + 1, z, a, 1)] + 3);
+                }
+                if (nb_con(chf, s, 1) != NB_NOCON) {
+                    uint32_t a = nb_nei(chf, x, z, s, 1);
+                    NB_RELAX(s, dist[a] + 2);
+                    if (nb_con(chf, a, 0) != NB_NOCON)
+                        NB_RELAX(s, dist[nb_nei(chf, x, z + 1, a, 0)] + 3);
+                }
+            }
+        }
+#undef NB_RELAX
+    free(chf->edist);
+    chf->edist = dist;
+    return NAV_OK;
+}
+
+/* Spans nearer than the radius (cells) to the edge become unwalkable. */
+void nb_erode(nb_work *wk, int radius) {
+    const nb_chf *chf = wk->chf;
+    int thr = radius * 2;
+    for (uint32_t s = 0; s < chf->nspans; s++)
+        wk->area[s] = chf->edist[s] < thr ? NB_AREA_NULL : chf->area[s];
+}

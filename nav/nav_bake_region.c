@@ -1,0 +1,379 @@
+/*
+ * nav_bake_region.c: the watershed partition of the walkable spans into
+ * regions (the default; nav_bake_monotone.c has the fast one).
+ *
+ * Each span's distance to the nearest edge of the walkable area is computed
+ * (chamfer 2/3, then a 3x3 box blur so ridges are not noisy). Regions then
+ * grow from the "peaks" down, like water rising from the bottom of an
+ * upside-down terrain: at each level (two distance units at a time, from
+ * the largest distance down) the existing regions first grow a few steps
+ * into the newly revealed spans, and spans still unclaimed seed new regions
+ * by flood fill. The regions come out roughly round and convex, which is
+ * what makes few, well-shaped polygons; the cost is the distance field and
+ * the level sweep.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "nav/nav_bake_internal.h"
+
+typedef struct nb_cand {
+    int32_t x, z;
+    uint32_t s; /* span, or NB_NONE once claimed */
+} nb_cand;
+
+typedef struct nb_stack {
+    nb_cand *v;
+    size_t n, cap;
+} nb_stack;
+
+static bool nb_push(nb_stack *st, int x, int z, uint32_t s) {
+    if (st->n == st->cap) {
+        size_t cap = st->cap ? st->cap * 2 : 1024;
+        nb_cand *v = realloc(st->v, cap * sizeof *v);
+        if (!v)
+            return false;
+        st->v = v;
+        st->cap = cap;
+    }
+    st->v[st->n++] = (nb_cand){x, z, s};
+    return true;
+}
+
+/* Distance (2 per straight step, 3 per diagonal) to the nearest span that
+   misses a neighbour or borders another area; returns the maximum. */
+static uint16_t nb_distance_field(const nb_work *wk, uint16_t *d) {
+    const nb_chf *chf = wk->chf;
+    const int w = chf->w, h = chf->h;
+    for (int z = 0; z < h; z++)
+        for (int x = 0; x < w; x++) {
+            int c = x + z * w;
+            for (uint32_t s = chf->first[c]; s < chf->first[c + 1]; s++) {
+                uint16_t v = 0xffff;
+                for (int dir = 0; dir < 4; dir++)
+                    if (nb_con(chf, s, dir) == NB_NOCON ||
+                        wk->area[nb_nei(chf, x, z, s, dir)] != wk->area[s]) {
+                        v = 0;
+                        break;
+                    }
+                d[s] = v;
+            }
+        }
+#define NB_RELAX(t, val)                                                                           \
+    do {                                                                                           \
+        unsigned v_ = (val);                                                                       \
+        if (v_ < d[t])                                                                             \
+            d[t] = (uint16_t)v_;                                                                   \
+    } while (0)
+    for (int z = 0; z < h; z++)
+        for (int x = 0; x < w; x++) {
+            int c = x + z * w;
+            for (uint32_t s = chf->first[c]; s < chf->first[c + 1]; s++) {
+                if (nb_con(chf, s, 0) != NB_NOCON) {
+                    uint32_t a = nb_nei(chf, x, z, s, 0);
+                    NB_RELAX(s, d[a] + 2u);
+                    if (nb_con(chf, a, 3) != NB_NOCON)
+                        NB_RELAX(s, d[nb_nei(chf, x - 1, z, a, 3)] + 3u);
+                }
+                if (nb_con(chf, s, 3) != NB_NOCON) {
+                    uint32_t a = nb_nei(chf, x, z, s, 3);
+                    NB_RELAX(s, d[a] + 2u);
+                    if (nb_con(chf, a, 2) != NB_NOCON)
+                        NB_RELAX(s, d[nb_nei(chf, x, z - 1, a, 2)] + 3u);
+                }
+            }
+        }
+    uint16_t maxd = 0;
+    for (int z = h - 1; z >= 0; z--)
+        for (int x = w - 1; x >= 0; x--) {
+            int c = x + z * w;
+            for (uint32_t s = chf->first[c]; s < chf->first[c + 1]; s++) {
+                if (nb_con(chf, s, 2) != NB_NOCON) {
+                    uint32_t a = nb_nei(chf, x, z, s, 2);
+                    NB_RELAX(s, d[a] + 2u);
+                    if (nb_con(chf, a, 1) != NB_NOCON)
+                        NB_RELAX(s, d[nb_nei(chf, x + 1, z, a, 1)] + 3u);
+                }
+                if (nb_con(chf, s, 1) != NB_NOCON) {
+                    uint32_t a = nb_nei(chf, x, z, s, 1);
+                    NB_RELAX(s, d[a] + 2u);
+                    if (nb_con(chf, a, 0) != NB_NOCON)
+                        NB_RELAX(s, d[nb_nei(chf, x, z + 1, a, 0)] + 3u);
+                }
+                if (d[s] > maxd)
+                    maxd = d[s];
+            }
+        }
+#undef NB_RELAX
+    return maxd;
+}
+
+/* 3x3 average of the distance field (missing neighbours count as the
+   centre), leaving spans near the edge (<= 2) as they are. */
+static void nb_blur(const nb_chf *chf, const uint16_t *src, uint16_t *dst) {
+    const int w = chf->w, h = chf->h;
+    for (int z = 0; z < h; z++)
+        for (int x = 0; x < w; x++) {
+            int c = x + z * w;
+            for (uint32_t s = chf->first[c]; s < chf->first[c + 1]; s++) {
+                unsigned cd = src[s];
+                if (cd <= 2) {
+                    dst[s] = (uint16_t)cd;
+                    continue;
+                }
+                unsigned sum = cd;
+                for (int dir = 0; dir < 4; dir++) {
+                    if (nb_con(chf, s, dir) == NB_NOCON) {
+                        sum += cd * 2;
+                        continue;
+                    }
+                    uint32_t a = nb_nei(chf, x, z, s, dir);
+                    sum += src[a];
+                    int d2 = (dir + 1) & 3;
+                    if (nb_con(chf, a, d2) != NB_NOCON)
+                        sum += src[nb_nei(chf, x + nb_dx[dir], z + nb_dz[dir], a, d2)];
+                    else
+                        sum += cd;
+                }
+                dst[s] = (uint16_t)((sum + 5) / 9);
+            }
+        }
+}
+
+typedef struct nb_ws {
+    nb_work *wk;
+    const uint16_t *dist;
+    uint16_t *gdist; /* growth distance from the seed, to pick the nearest front */
+    nb_stack flood;
+    uint32_t *dirty;
+    uint16_t *dirty_reg, *dirty_d;
+} nb_ws;
+
+/*
+ * Floods a new region `r` from span s over spans of the same area with
+ * distance >= lev that nobody owns, stopping at spans next to (8-connected)
+ * another region so that regions never touch through a seed. Returns true
+ * when at least one span was kept.
+ */
+static nav_status nb_flood(nb_ws *ws, int x, int z, uint32_t s, unsigned lev, uint16_t r,
+                           bool *kept) {
+    nb_work *wk = ws->wk;
+    const nb_chf *chf = wk->chf;
+    uint8_t area = wk->area[s];
+    ws->flood.n = 0;
+    if (!nb_push(&ws->flood, x, z, s))
+        return NAV_E_NOMEM;
+    wk->reg[s] = r;
+    ws->gdist[s] = 0;
+    unsigned count = 0;
+    while (ws->flood.n) {
+        nb_cand c = ws->flood.v[--ws->flood.n];
+        uint16_t other = 0;
+        for (int dir = 0; dir < 4 && !other; dir++) {
+            if (nb_con(chf, c.s, dir) == NB_NOCON)
+                continue;
+            uint32_t a = nb_nei(chf, c.x, c.z, c.s, dir);
+            if (wk->area[a] != area)
+                continue;
+            uint16_t nr = wk->reg[a];
+            if (nr & NB_BORDER_REG)
+                continue;
+            if (nr && nr != r) {
+                other = nr;
+                break;
+            }
+            int d2 = (dir + 1) & 3;
+            if (nb_con(chf, a, d2) != NB_NOCON) {
+                uint32_t b = nb_nei(chf, c.x + nb_dx[dir], c.z + nb_dz[dir], a, d2);
+                if (wk->area[b] == area) {
+                    uint16_t nr2 = wk->reg[b];
+                    if (nr2 && nr2 != r && !(nr2 & NB_BORDER_REG))
+                        other = nr2;
+                }
+            }
+        }
+        if (other) {
+            wk->reg[c.s] = 0;
+            continue;
+        }
+        count++;
+        for (int dir = 0; dir < 4; dir++) {
+            if (nb_con(chf, c.s, dir) == NB_NOCON)
+                continue;
+            uint32_t a = nb_nei(chf, c.x, c.z, c.s, dir);
+            if (wk->area[a] != area || wk->reg[a] != 0 || ws->dist[a] < lev)
+                continue;
+            wk->reg[a] = r;
+            ws->gdist[a] = 0;
+            if (!nb_push(&ws->flood, c.x + nb_dx[dir], c.z + nb_dz[dir], a))
+                return NAV_E_NOMEM;
+        }
+    }
+    *kept = count > 0;
+    return NAV_OK;
+}
+
+/*
+ * Grows existing regions into the unclaimed spans of `cand`, one ring per
+ * iteration (all updates of a ring applied together so the result does not
+ * depend on scan order), at most max_iter rings (0: until nothing changes).
+ */
+static void nb_expand(nb_ws *ws, nb_stack *cand, int max_iter) {
+    nb_work *wk = ws->wk;
+    const nb_chf *chf = wk->chf;
+    for (size_t j = 0; j < cand->n; j++)
+        if (cand->v[j].s != NB_NONE && wk->reg[cand->v[j].s])
+            cand->v[j].s = NB_NONE;
+    for (int iter = 0; max_iter == 0 || iter < max_iter; iter++) {
+        /* claimed entries leave the list as the ring is applied */
+        size_t nd = 0, kept = 0;
+        for (size_t j = 0; j < cand->n; j++) {
+            nb_cand c = cand->v[j];
+            if (c.s == NB_NONE)
+                continue;
+            uint16_t r = 0;
+            unsigned best = 0xffff;
+            for (int dir = 0; dir < 4; dir++) {
+                if (nb_con(chf, c.s, dir) == NB_NOCON)
+                    continue;
+                uint32_t a = nb_nei(chf, c.x, c.z, c.s, dir);
+                if (wk->area[a] != wk->area[c.s])
+                    continue;
+                uint16_t nr = wk->reg[a];
+                if (nr && !(nr & NB_BORDER_REG) && (unsigned)ws->gdist[a] + 2 < best) {
+                    r = nr;
+                    best = ws->gdist[a] + 2u;
+                }
+            }
+            if (r) {
+                ws->dirty[nd] = c.s;
+                ws->dirty_reg[nd] = r;
+                ws->dirty_d[nd] = (uint16_t)best;
+                nd++;
+            } else {
+                cand->v[kept++] = c;
+            }
+        }
+        for (size_t k = 0; k < nd; k++) {
+            wk->reg[ws->dirty[k]] = ws->dirty_reg[k];
+            ws->gdist[ws->dirty[k]] = ws->dirty_d[k];
+        }
+        cand->n = kept;
+        if (nd == 0)
+            break;
+    }
+}
+
+/* Drops claimed entries from the candidate list (keeps order). */
+static void nb_compact_cands(nb_stack *cand) {
+    size_t k = 0;
+    for (size_t j = 0; j < cand->n; j++)
+        if (cand->v[j].s != NB_NONE)
+            cand->v[k++] = cand->v[j];
+    cand->n = k;
+}
+
+static nav_status nb_watershed_sweep(nb_ws *ws, uint16_t maxd, uint16_t *next_id, nb_ctx *ctx) {
+    nb_work *wk = ws->wk;
+    const nb_chf *chf = wk->chf;
+    /* bucket the unclaimed walkable spans by level (dist / 2), in scan order */
+    unsigned nb = maxd / 2u + 2;
+    uint32_t *bstart = calloc(nb + 1, sizeof *bstart);
+    nb_cand *sorted = malloc((chf->nspans + 1) * sizeof *sorted);
+    nb_stack cand = {0};
+    nav_status st = NAV_OK;
+    if (!bstart || !sorted) {
+        st = NAV_E_NOMEM;
+        goto out;
+    }
+    for (uint32_t s = 0; s < chf->nspans; s++)
+        if (wk->area[s] != NB_AREA_NULL && !wk->reg[s])
+            bstart[ws->dist[s] / 2u + 1]++;
+    for (unsigned b = 0; b < nb; b++)
+        bstart[b + 1] += bstart[b];
+    for (int z = 0; z < chf->h; z++)
+        for (int x = 0; x < chf->w; x++) {
+            int c = x + z * chf->w;
+            for (uint32_t s = chf->first[c]; s < chf->first[c + 1]; s++)
+                if (wk->area[s] != NB_AREA_NULL && !wk->reg[s])
+                    sorted[bstart[ws->dist[s] / 2u]++] = (nb_cand){x, z, s};
+        }
+    /* bstart[b] is now the end of bucket b, which starts at bstart[b - 1]
+       (bucket 0 at 0) */
+    for (int b = (int)nb - 1; b >= 0; b--) {
+        if (nb_cancelled(ctx)) {
+            st = NAV_E_CANCELLED;
+            goto out;
+        }
+        unsigned level = (unsigned)b * 2;
+        uint32_t from = b ? bstart[b - 1] : 0, to = bstart[b];
+        nb_compact_cands(&cand);
+        for (uint32_t k = from; k < to; k++)
+            if (!nb_push(&cand, sorted[k].x, sorted[k].z, sorted[k].s)) {
+                st = NAV_E_NOMEM;
+                goto out;
+            }
+        nb_expand(ws, &cand, 8);
+        for (size_t j = 0; j < cand.n; j++) {
+            nb_cand c = cand.v[j];
+            if (c.s == NB_NONE || wk->reg[c.s])
+                continue;
+            bool kept = false;
+            if (*next_id >= NB_BORDER_REG - 1) {
+                st = NAV_E_LIMIT;
+                goto out;
+            }
+            st = nb_flood(ws, c.x, c.z, c.s, level >= 2 ? level - 2 : 0, *next_id, &kept);
+            if (st != NAV_OK)
+                goto out;
+            if (kept)
+                (*next_id)++;
+        }
+    }
+    /* whatever is left joins the nearest region, until nothing changes */
+    nb_compact_cands(&cand);
+    nb_expand(ws, &cand, 0);
+out:
+    free(bstart);
+    free(sorted);
+    free(cand.v);
+    return st;
+}
+
+nav_status nb_regions_watershed(nb_work *wk, int min_area, int merge_area, nb_ctx *ctx) {
+    const nb_chf *chf = wk->chf;
+    size_t n = chf->nspans + 1;
+    uint16_t *d0 = malloc(n * sizeof *d0), *d1 = malloc(n * sizeof *d1);
+    nb_ws ws = {.wk = wk};
+    ws.gdist = calloc(n, sizeof *ws.gdist);
+    ws.dirty = malloc(n * sizeof *ws.dirty);
+    ws.dirty_reg = malloc(n * sizeof *ws.dirty_reg);
+    ws.dirty_d = malloc(n * sizeof *ws.dirty_d);
+    nav_status st = NAV_OK;
+    if (!d0 || !d1 || !ws.gdist || !ws.dirty || !ws.dirty_reg || !ws.dirty_d) {
+        st = NAV_E_NOMEM;
+        goto out;
+    }
+    memset(wk->reg, 0, n * sizeof *wk->reg);
+    uint16_t id = 1;
+    nb_paint_border(wk, &id);
+    /* computed again, not derived from the shared edge distance: the
+       shifted field (edist - erosion) makes measurably worse regions */
+    uint16_t maxd = nb_distance_field(wk, d0);
+    nb_blur(chf, d0, d1);
+    ws.dist = d1;
+    st = nb_watershed_sweep(&ws, maxd, &id, ctx);
+    if (st != NAV_OK)
+        goto out;
+    wk->nregs = id;
+    st = nb_regions_merge(wk, min_area, merge_area, &wk->nregs);
+out:
+    free(d0);
+    free(d1);
+    free(ws.gdist);
+    free(ws.dirty);
+    free(ws.dirty_reg);
+    free(ws.dirty_d);
+    free(ws.flood.v);
+    return st;
+}
