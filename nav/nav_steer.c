@@ -77,6 +77,7 @@ void nav_steer_params_default(nav_steer_params *p) {
     p->avoidance = true;
     p->horizon = 2.0f;
     p->arrive_tolerance = 0.05f;
+    p->threads = 1;
 }
 
 /* ---- scratch ---- */
@@ -105,8 +106,24 @@ nav_steer *nav_steer_new(uint32_t max_agents, uint32_t max_obstacles) {
     s->fill = calloc(s->nbuckets, sizeof *s->fill);
     s->push = calloc(2 * (size_t)max_agents, sizeof *s->push);
     s->order = calloc(max_agents, sizeof *s->order);
-    if (!s->agents || !s->bucket_start || !s->items || !s->item_cell || !s->item_bucket ||
-        !s->fill || !s->push || !s->order) {
+    s->order_tmp = calloc(max_agents, sizeof *s->order_tmp);
+    s->sorted = calloc(items, sizeof *s->sorted);
+    s->moved = calloc(max_agents, 1);
+    s->nei_d = calloc((size_t)max_agents * (STEER_MAX_NEI + STEER_MAX_OBS), sizeof *s->nei_d);
+    s->dirty = calloc(max_agents, 1);
+    s->pushed = calloc(max_agents, 1);
+    s->ngoals = STEER_GOAL_MEMO;
+    while (s->ngoals < 4 * max_agents)
+        s->ngoals <<= 1;
+    s->goals = calloc(s->ngoals, sizeof *s->goals);
+    s->ngcounts = 16;
+    while (s->ngcounts < 2 * max_agents)
+        s->ngcounts <<= 1;
+    s->gcounts = calloc(s->ngcounts, sizeof *s->gcounts);
+    s->epoch = 1;
+    if (!s->goals || !s->gcounts || !s->sorted || !s->moved || !s->nei_d || !s->order_tmp ||
+        !s->dirty || !s->pushed || !s->agents || !s->bucket_start || !s->items || !s->item_cell ||
+        !s->item_bucket || !s->fill || !s->push || !s->order) {
         nav_steer_free(s);
         return NULL;
     }
@@ -127,6 +144,18 @@ void nav_steer_free(nav_steer *s) {
     free(s->fill);
     free(s->push);
     free(s->order);
+    free(s->order_tmp);
+    free(s->goals);
+    free(s->gcounts);
+    steer_lanes_free(s);
+    for (uint32_t k = 0; k < s->nflows; k++)
+        steer_flow_free(s->flows[k].flow);
+    free(s->flows);
+    free(s->sorted);
+    free(s->moved);
+    free(s->nei_d);
+    free(s->dirty);
+    free(s->pushed);
     free(s);
 }
 
@@ -279,6 +308,78 @@ nav_status steer_snap(const nav_mesh *m, const float p[3], const float ext[3], u
     return nav_mesh_nearest(m, p, ext, exclude, poly, out);
 }
 
+/* splitmix64 finaliser: the goal memo's and counts' hash. */
+static uint64_t goal_mix(uint64_t x) {
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+/* ---- goals: snapped once (memo), counted per tick ---- */
+
+/* steer_snap of a goal, memoised: a pure function of the goal's bits and
+   of the memo's epoch key (mesh, extents, exclusions; nav_step). */
+steer_goal *steer_goal_entry(nav_steer *s, const float g[3]) {
+    uint32_t b[3];
+    memcpy(b, g, sizeof b);
+    uint64_t h = goal_mix(((uint64_t)b[0] << 32 | b[1]) ^ goal_mix(b[2]));
+    /* linear probing over STEER_GOAL_PROBE slots; a miss with all of them
+       taken replaces the first (a memo: losing an entry only costs a snap) */
+    uint32_t mask = s->ngoals - 1, at = (uint32_t)h & mask;
+    steer_goal *e = NULL;
+    for (uint32_t k = 0; k < STEER_GOAL_PROBE; k++) {
+        steer_goal *c = &s->goals[(at + k) & mask];
+        if (c->epoch != s->epoch) {
+            if (!e)
+                e = c;
+            break;
+        }
+        if (memcmp(c->p, g, sizeof c->p) == 0)
+            return c;
+    }
+    if (!e || s->readonly)
+        e = s->readonly ? &s->tmp_goal : &s->goals[at]; /* a lane never writes the memo */
+    const nav_steer_params *pr = s->params;
+    uint64_t exclude = pr->filter ? pr->filter->exclude_mask : 0;
+    uint32_t poly;
+    float on[3];
+    if (steer_snap(s->mesh, g, pr->extents, exclude, &poly, on) != NAV_OK)
+        return NULL;
+    memcpy(e->p, g, sizeof e->p);
+    memcpy(e->on, on, sizeof e->on);
+    e->poly = poly;
+    e->epoch = s->epoch;
+    return e;
+}
+
+steer_gcount *steer_goal_count(nav_steer *s, const float g[3]) {
+    uint32_t b[3];
+    memcpy(b, g, sizeof b);
+    uint64_t h = goal_mix(((uint64_t)b[0] << 32 | b[1]) ^ goal_mix(b[2]));
+    uint32_t mask = s->ngcounts - 1;
+    for (uint32_t at = (uint32_t)h & mask;; at = (at + 1) & mask) {
+        steer_gcount *c = &s->gcounts[at];
+        if (c->tick != s->tick) {
+            memcpy(c->p, g, sizeof c->p);
+            c->count = 0;
+            c->tick = s->tick;
+            return c;
+        }
+        if (memcmp(c->p, g, sizeof c->p) == 0)
+            return c;
+    }
+}
+
+nav_status steer_snap_goal(nav_steer *s, const float g[3], uint32_t *poly, float out[3]) {
+    const steer_goal *e = steer_goal_entry(s, g);
+    if (!e)
+        return NAV_E_OFF_MESH;
+    *poly = e->poly;
+    memcpy(out, e->on, sizeof e->on);
+    return NAV_OK;
+}
+
 /* ---- spatial hash ---- */
 
 static uint32_t cell_hash(int32_t cx, int32_t cz, uint32_t nb) {
@@ -330,11 +431,24 @@ static void grid_build(nav_steer *s, const nav_obstacle *obs, uint32_t nobs) {
         uint32_t it = s->max_agents + k;
         s->items[fill[s->item_bucket[it]]++] = it;
     }
+    /* what the neighbour scan reads, in bucket order (contiguous) */
+    uint32_t total = s->bucket_start[nb];
+    for (uint32_t k = 0; k < total; k++) {
+        uint32_t it = s->items[k];
+        const float *p = it < s->max_agents ? s->agents[it].pos : obs[it - s->max_agents].pos;
+        s->sorted[k].x = p[0];
+        s->sorted[k].y = p[1];
+        s->sorted[k].z = p[2];
+        s->sorted[k].r = it < s->max_agents ? s->in[it].radius : obs[it - s->max_agents].radius;
+        s->sorted[k].cx = s->item_cell[2 * it];
+        s->sorted[k].cz = s->item_cell[2 * it + 1];
+    }
 }
 
 /* Inserts (id, d) in a list kept sorted by d, then id; drops the farthest
    when full. */
-static void nei_insert(uint32_t *ids, float *ds, uint32_t *n, uint32_t max, uint32_t id, float d) {
+static inline void nei_insert(uint32_t *ids, float *ds, uint32_t *n, uint32_t max, uint32_t id,
+                              float d) {
     uint32_t k = *n;
     if (k == max) {
         if (d > ds[k - 1] || (d == ds[k - 1] && id > ids[k - 1]))
@@ -353,48 +467,107 @@ static void nei_insert(uint32_t *ids, float *ds, uint32_t *n, uint32_t max, uint
 }
 
 /* The nearest agents and obstacles of agent i within its query range,
-   measured between the circles' rims. */
-static void grid_neighbours(nav_steer *s, uint32_t i, const nav_agent_in *in,
-                            const nav_obstacle *obs) {
+   measured between the circles' rims. The result is the same whatever the
+   grid's cell size or scan order: ties are broken by index. */
+static void grid_neighbours(nav_steer *s, uint32_t i, const nav_agent_in *in) {
     steer_agent *a = &s->agents[i];
     a->nnei = 0;
     a->nobs = 0;
-    float q = a->range;
-    float reach = q + s->max_item_radius + in[i].radius;
-    int32_t x0 = cell_of(a->pos[0] - reach, s->inv_cell),
-            x1 = cell_of(a->pos[0] + reach, s->inv_cell);
-    int32_t z0 = cell_of(a->pos[2] - reach, s->inv_cell),
-            z1 = cell_of(a->pos[2] + reach, s->inv_cell);
+    const float q = a->range, ri = in[i].radius;
+    const float px = a->pos[0], py = a->pos[1], pz = a->pos[2];
+    float reach = q + s->max_item_radius + ri;
+    int32_t x0 = cell_of(px - reach, s->inv_cell), x1 = cell_of(px + reach, s->inv_cell);
+    int32_t z0 = cell_of(pz - reach, s->inv_cell), z1 = cell_of(pz + reach, s->inv_cell);
     float ds_a[STEER_MAX_NEI], ds_o[STEER_MAX_OBS];
     for (int32_t cz = z0; cz <= z1; cz++) {
         for (int32_t cx = x0; cx <= x1; cx++) {
             uint32_t b = cell_hash(cx, cz, s->nbuckets);
             for (uint32_t k = s->bucket_start[b]; k < s->bucket_start[b + 1]; k++) {
+                const steer_item *e = &s->sorted[k];
+                if (e->cx != cx || e->cz != cz)
+                    continue; /* another cell in the same bucket */
+                float dx = e->x - px, dz = e->z - pz;
+                float lim = q + e->r + ri, d2 = dx * dx + dz * dz;
+                /* rim to rim farther than the range; or another floor (a
+                   deck above, the ground below): not a neighbour */
+                if (d2 > lim * lim || fabsf(e->y - py) > STEER_FLOOR_DY)
+                    continue;
                 uint32_t it = s->items[k];
-                if (it == i || s->item_cell[2 * it] != cx || s->item_cell[2 * it + 1] != cz)
+                if (it == i)
                     continue;
-                const float *p;
-                float r;
+                float gap = sqrtf(d2) - e->r - ri;
                 if (it < s->max_agents) {
-                    p = s->agents[it].pos;
-                    r = in[it].radius;
+                    if (a->nnei < STEER_MAX_NEI || gap <= ds_a[STEER_MAX_NEI - 1])
+                        nei_insert(a->nei, ds_a, &a->nnei, STEER_MAX_NEI, it, gap);
                 } else {
-                    p = obs[it - s->max_agents].pos;
-                    r = obs[it - s->max_agents].radius;
-                }
-                /* another floor (a deck above, the ground below): not a
-                   neighbour, though it is close in xz */
-                if (fabsf(p[1] - a->pos[1]) > STEER_FLOOR_DY)
-                    continue;
-                float dx = p[0] - a->pos[0], dz = p[2] - a->pos[2];
-                float lim = q + r + in[i].radius, d2 = dx * dx + dz * dz;
-                if (d2 > lim * lim)
-                    continue; /* rim to rim farther than the range */
-                float gap = sqrtf(d2) - r - in[i].radius;
-                if (it < s->max_agents)
-                    nei_insert(a->nei, ds_a, &a->nnei, STEER_MAX_NEI, it, gap);
-                else
                     nei_insert(a->obs, ds_o, &a->nobs, STEER_MAX_OBS, it - s->max_agents, gap);
+                }
+            }
+        }
+    }
+}
+
+/* Offers pair member j (item it_j, at sorted[kj]) to agent i's lists, as
+   grid_neighbours would: the same range test and gap, in the same float
+   operation order. */
+static inline void offer(nav_steer *s, uint32_t i, const steer_item *ei, const steer_item *ej,
+                         uint32_t it_j, float d2, float root) {
+    steer_agent *a = &s->agents[i];
+    float lim = a->range + ej->r + ei->r;
+    if (d2 > lim * lim)
+        return;
+    float gap = root - ej->r - ei->r;
+    float *ds = &s->nei_d[(size_t)i * (STEER_MAX_NEI + STEER_MAX_OBS)];
+    if (it_j < s->max_agents) {
+        if (a->nnei < STEER_MAX_NEI || gap <= ds[STEER_MAX_NEI - 1])
+            nei_insert(a->nei, ds, &a->nnei, STEER_MAX_NEI, it_j, gap);
+    } else {
+        nei_insert(a->obs, ds + STEER_MAX_NEI, &a->nobs, STEER_MAX_OBS, it_j - s->max_agents, gap);
+    }
+}
+
+/*
+ * Every agent's neighbours at once, each pair measured once (half the
+ * distance computations of grid_neighbours per agent): the cells within two
+ * of an item's (the widest reach, the grid being sized on it) on one side,
+ * and the later items of its own cell. The lists are the same as
+ * grid_neighbours': each keeps its nearest by (gap, index), whatever the
+ * order pairs come in. Writes other agents' lists: one thread only.
+ */
+static void grid_neighbours_all(nav_steer *s) {
+    for (uint32_t i = 0; i < s->n; i++) {
+        s->agents[i].nnei = 0;
+        s->agents[i].nobs = 0;
+    }
+    uint32_t total = s->bucket_start[s->nbuckets];
+    for (uint32_t k = 0; k < total; k++) {
+        const steer_item *ei = &s->sorted[k];
+        uint32_t it = s->items[k];
+        bool ia = it < s->max_agents;
+        for (int32_t dz = 0; dz <= 2; dz++) {
+            for (int32_t dx = dz == 0 ? 0 : -2; dx <= 2; dx++) {
+                int32_t cx = ei->cx + dx, cz = ei->cz + dz;
+                uint32_t b = cell_hash(cx, cz, s->nbuckets);
+                /* its own cell: only the items after it (each pair once) */
+                uint32_t k2 = dx == 0 && dz == 0 ? k + 1 : s->bucket_start[b];
+                for (; k2 < s->bucket_start[b + 1]; k2++) {
+                    const steer_item *ej = &s->sorted[k2];
+                    if (ej->cx != cx || ej->cz != cz)
+                        continue;
+                    uint32_t jt = s->items[k2];
+                    bool ja = jt < s->max_agents;
+                    if (!ia && !ja)
+                        continue; /* two obstacles */
+                    if (fabsf(ej->y - ei->y) > STEER_FLOOR_DY)
+                        continue;
+                    float ddx = ej->x - ei->x, ddz = ej->z - ei->z;
+                    float d2 = ddx * ddx + ddz * ddz;
+                    float root = sqrtf(d2);
+                    if (ia)
+                        offer(s, it, ei, ej, jt, d2, root);
+                    if (ja)
+                        offer(s, jt, ej, ei, it, d2, root);
+                }
             }
         }
     }
@@ -402,10 +575,56 @@ static void grid_neighbours(nav_steer *s, uint32_t i, const nav_agent_in *in,
 
 /* ---- the tick ---- */
 
-static double steer_now(void) {
+double steer_clock(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* ---- phases (run on lanes, nav_steer_lanes.c) ---- */
+
+/* Snaps agents [from, to) (out: the answers, for off-mesh agents). */
+static void phase_snap(nav_steer *s, uint32_t from, uint32_t to, void *ctx) {
+    nav_agent_out *out = ctx;
+    const nav_steer_params *params = s->params;
+    uint64_t exclude = params->filter ? params->filter->exclude_mask : 0;
+    for (uint32_t i = from; i < to; i++) {
+        steer_agent *a = &s->agents[i];
+        const nav_agent_in *in = &s->in[i];
+        memset(a, 0, sizeof *a);
+        out[i].poly = NAV_NONE;
+        if (steer_snap(s->mesh, in->pos, params->extents, exclude, &a->poly, a->pos) != NAV_OK) {
+            out[i].status = NAV_E_OFF_MESH;
+            out[i].error_field = NAV_STEP_FIELD_POSITION;
+            memcpy(out[i].pos, in->pos, sizeof out[i].pos);
+            continue;
+        }
+        a->ok = 1;
+        a->range = 2.0f * in->radius + 0.5f * in->max_speed * params->horizon;
+    }
+}
+
+static void phase_neighbours(nav_steer *s, uint32_t from, uint32_t to, void *ctx) {
+    (void)ctx;
+    for (uint32_t i = from; i < to; i++)
+        if (s->agents[i].ok)
+            grid_neighbours(s, i, s->in);
+}
+
+/* The agents' ticks. The deadline is read every 8 agents: a clock read
+   costs ~20 ns, an agent's path search up to milliseconds on a large
+   mesh; a lane that sees it pass stops (nav_step answers NAV_E_DEADLINE). */
+static void phase_ticks(nav_steer *s, uint32_t from, uint32_t to, void *ctx) {
+    nav_agent_out *out = ctx;
+    double deadline = s->params->deadline;
+    for (uint32_t i = from; i < to; i++) {
+        if (deadline > 0 && ((i - from) & 7) == 0 && steer_clock() > deadline) {
+            s->lane_hit_deadline = 1;
+            return;
+        }
+        if (s->agents[i].ok)
+            steer_agent_tick(s, i, &out[i]);
+    }
 }
 
 nav_status nav_step(nav_steer *s, const nav_mesh *m, nav_query *q, nav_cache *cache,
@@ -437,10 +656,22 @@ nav_status nav_step(nav_steer *s, const nav_mesh *m, nav_query *q, nav_cache *ca
     }
     if (nagents > 0)
         memset(out, 0, (size_t)nagents * sizeof *out);
+    for (uint32_t i = 0; params->avoid_debug && i < nagents; i++)
+        params->avoid_debug[i].nsamples = 0; /* sampled agents fill theirs */
     s->n = nagents;
-    if (++s->tick == 0) { /* wrapped: make every goal entry stale explicitly */
-        memset(s->goals, 0, sizeof s->goals);
-        s->tick = 1;
+    s->lane_hit_deadline = 0;
+    if (++s->tick == 0)
+        s->tick = 1; /* 0 marks "never" in goal counts */
+    uint64_t exclude = params->filter ? params->filter->exclude_mask : 0;
+    if (s->memo_uid != nav_mesh_uid(m) || s->memo_exclude != exclude ||
+        memcmp(s->memo_ext, params->extents, sizeof s->memo_ext) != 0) {
+        s->memo_uid = nav_mesh_uid(m);
+        s->memo_exclude = exclude;
+        memcpy(s->memo_ext, params->extents, sizeof s->memo_ext);
+        if (++s->epoch == 0) { /* wrapped: make every entry stale explicitly */
+            memset(s->goals, 0, (size_t)s->ngoals * sizeof *s->goals);
+            s->epoch = 1;
+        }
     }
     s->mesh = m;
     s->query = q;
@@ -449,54 +680,66 @@ nav_status nav_step(nav_steer *s, const nav_mesh *m, nav_query *q, nav_cache *ca
     s->in = agents;
     s->obstacles = obstacles;
     s->nobstacles = nobstacles;
-    uint64_t exclude = params->filter ? params->filter->exclude_mask : 0;
 
-    /* Snap every agent; size the grid on the largest query range. */
+    /* Snap every agent (lanes when the step is large); then size the grid
+       on the largest query range. */
+    uint32_t threads = params->threads > 1 ? params->threads : 1;
+    steer_lanes_prepare(s, threads);
+    steer_parallel(s, phase_snap, out);
     float max_range = 0.0f;
     s->max_item_radius = 0.0f;
     for (uint32_t i = 0; i < nagents; i++) {
-        steer_agent *a = &s->agents[i];
-        const nav_agent_in *in = &agents[i];
-        memset(a, 0, sizeof *a);
-        out[i].poly = NAV_NONE;
-        if (steer_snap(m, in->pos, params->extents, exclude, &a->poly, a->pos) != NAV_OK) {
-            out[i].status = NAV_E_OFF_MESH;
-            out[i].error_field = NAV_STEP_FIELD_POSITION;
-            memcpy(out[i].pos, in->pos, sizeof out[i].pos);
+        if (!s->agents[i].ok)
             continue;
-        }
-        a->ok = 1;
-        a->range = 2.0f * in->radius + 0.5f * in->max_speed * params->horizon;
-        if (a->range > max_range)
-            max_range = a->range;
-        if (in->radius > s->max_item_radius)
-            s->max_item_radius = in->radius;
+        if (s->agents[i].range > max_range)
+            max_range = s->agents[i].range;
+        if (agents[i].radius > s->max_item_radius)
+            s->max_item_radius = agents[i].radius;
     }
     for (uint32_t k = 0; k < nobstacles; k++)
         if (obstacles[k].radius > s->max_item_radius)
             s->max_item_radius = obstacles[k].radius;
-    float cell = max_range + 2.0f * s->max_item_radius;
+    /* Half the widest reach: a query scans 4 to 5 cells a side, about half
+       the area of reach-sized cells (3 a side of twice the reach). */
+    float cell = 0.5f * (max_range + 2.0f * s->max_item_radius);
     if (cell < 0.25f)
         cell = 0.25f;
     s->inv_cell = 1.0f / cell;
     grid_build(s, obstacles, nobstacles);
 
+    /* How many seek / arrive agents share each goal: a goal shared by
+       STEER_FLOW_MIN or more gets one search for all (steer_flow). */
+    for (uint32_t i = 0; i < nagents; i++) {
+        const nav_agent_in *in = &agents[i];
+        if (!s->agents[i].ok ||
+            (in->behavior != NAV_BEHAVIOR_SEEK && in->behavior != NAV_BEHAVIOR_ARRIVE))
+            continue;
+        steer_gcount *gc = steer_goal_count(s, in->target);
+        gc->count++;
+        gc->flow = NULL;
+        gc->tried = 0;
+        gc->job = -1;
+        s->agents[i].gc = gc;
+    }
+    if (!steer_flows_prepare(s))
+        return NAV_E_DEADLINE;
+
+    /* The lanes again: they copy the grid's size and the trees' table. */
+    steer_lanes_prepare(s, threads);
     /* Neighbours of everyone first: crowd arrival reads them across agents. */
-    for (uint32_t i = 0; i < nagents; i++)
-        if (s->agents[i].ok)
-            grid_neighbours(s, i, agents, obstacles);
+    if (s->nlanes >= 2)
+        steer_parallel(s, phase_neighbours, NULL);
+    else
+        grid_neighbours_all(s); /* the same lists, each pair measured once */
     steer_settle(s);
 
-    /* Behaviour, avoidance, limits and move, per agent. The deadline is
-       read every 8 agents: a clock read costs ~20 ns, an agent's path
-       search up to milliseconds on a large mesh. */
-    for (uint32_t i = 0; i < nagents; i++) {
-        if (params->deadline > 0 && (i & 7) == 0 && steer_now() > params->deadline)
-            return NAV_E_DEADLINE;
-        if (!s->agents[i].ok)
-            continue;
-        steer_agent_tick(s, i, &out[i]);
-    }
+    /* Behaviour, avoidance, limits and move, per agent. */
+    steer_parallel(s, phase_ticks, out);
+    bool late = s->lane_hit_deadline;
+    for (uint32_t k = 0; k < s->nlanes; k++)
+        late = late || s->lanes[k].lane_hit_deadline;
+    if (late)
+        return NAV_E_DEADLINE;
 
     /* Overlaps left after avoidance (dense crowds, accel limits) are pushed
        apart, DetourCrowd-style, over up to 8 Jacobi passes on the new

@@ -145,6 +145,26 @@ typedef struct nav_obstacle {
     float radius; /* > 0, m */
 } nav_obstacle;
 
+/*
+ * Avoidance debug record of one agent (nav_steer_params.avoid_debug): every
+ * candidate velocity the sampled avoidance scored, in the order scored, with
+ * its full penalty (never the early-out bound), and the one it chose: the
+ * first candidate of lowest penalty (ties keep the earlier). `chosen` is
+ * avoidance's answer before the later stages of steer_agent_tick: crowd
+ * arrival may stop the agent, the acceleration and speed limits clamp it and
+ * a wall slides it, so the reported velocity may differ from it.
+ * nsamples is 0 when avoidance did not sample for the agent: avoidance off,
+ * max_speed 0, a settled agent, no neighbour or obstacle in range, or the
+ * desired velocity meets nobody within the horizon (kept as is).
+ */
+#define NAV_STEER_AVOID_SAMPLES 32 /* desired + rest + 2 rings of 6 + 3 x 6 refinements */
+typedef struct nav_avoid_record {
+    uint32_t nsamples;
+    uint32_t chosen_index;                     /* into samples */
+    float samples[NAV_STEER_AVOID_SAMPLES][4]; /* vx, vy (0), vz, penalty */
+    float chosen[3];
+} nav_avoid_record;
+
 /* Step-wide parameters. nav_steer_params_default fills the defaults. */
 typedef struct nav_steer_params {
     float dt;                 /* seconds, finite, in (0, 1] */
@@ -159,6 +179,15 @@ typedef struct nav_steer_params {
        NAV_E_DEADLINE (checked between agents, so a step overruns it by at
        most one agent's path search); 0: none (default). */
     double deadline;
+    /* Threads a large step may use (default 1: the caller's only). Up to 8,
+       and only with at least 128 agents per thread; the answer is the same
+       bytes whatever the number (each agent reads only the tick's shared
+       input state). */
+    uint32_t threads;
+    /* NULL (default): nothing recorded, no cost. Else nagents records the
+       caller owns, one per agent slot, each rewritten by nav_step (see
+       nav_avoid_record); recording changes no byte of the output. */
+    nav_avoid_record *avoid_debug;
 } nav_steer_params;
 
 void nav_steer_params_default(nav_steer_params *p);

@@ -88,52 +88,75 @@ float steer_raycast(nav_steer *s, uint32_t poly, const float start[3], const flo
     return rc.hit ? rc.t : 1.0f;
 }
 
-/* steer_snap of a goal, remembered for the rest of the tick: a pure
-   function of the goal's bits (mesh, extents and filter are the tick's). */
-nav_status steer_snap_goal(nav_steer *s, const float g[3], uint32_t *poly, float out[3]) {
-    uint32_t b[3];
-    memcpy(b, g, sizeof b);
-    uint32_t h = (b[0] * 0x9E3779B1u) ^ (b[1] * 0x85EBCA77u) ^ (b[2] * 0xC2B2AE3Du);
-    steer_goal *e = &s->goals[(h ^ (h >> 16)) & (STEER_GOAL_MEMO - 1)];
-    if (e->tick_valid == s->tick && memcmp(e->p, g, sizeof e->p) == 0) {
-        *poly = e->poly;
-        memcpy(out, e->on, sizeof e->on);
-        return NAV_OK;
+#define FLOW_PREFIX 48 /* polygons of a tree corridor walked first */
+
+/* The path through the goal's shared tree (nav_steer_flow.c), pulled like
+   nav_find_path_reuse_at's; not NAV_OK when the tree does not serve this
+   agent (the caller then searches on its own). */
+static nav_status flow_path(nav_steer *s, const steer_agent *a, const steer_flow *f, uint32_t gpoly,
+                            const float goal[3], uint32_t stop_corners, float stop) {
+    nav_path_prep prep;
+    memset(&prep, 0, sizeof prep);
+    prep.sp = a->poly;
+    prep.ep = gpoly;
+    memcpy(prep.spt, a->pos, sizeof prep.spt);
+    memcpy(prep.ept, goal, sizeof prep.ept);
+    prep.stop_corners = stop_corners;
+    prep.stop_len = stop;
+    nav_path_result *r = &s->path;
+    /* Only the corridor's start is walked out of the tree when only the
+       path's start is pulled: FLOW_PREFIX polygons, four times more while
+       the pull asks for more (the corners are the whole corridor's). */
+    for (uint32_t want = stop_corners ? FLOW_PREFIX : STEER_PATH_POLYS;;
+         want = want * 4 < STEER_PATH_POLYS ? want * 4 : STEER_PATH_POLYS) {
+        uint32_t n;
+        double cost;
+        bool complete;
+        nav_status st =
+            steer_flow_corridor(f, a->poly, a->pos, s->fpolys, s->fvia, want, &n, &cost, &complete);
+        if (st != NAV_OK)
+            return st;
+        if (!complete && want == STEER_PATH_POLYS)
+            return NAV_E_LIMIT; /* longer than the buffers: the caller searches */
+        prep.open_end = !complete;
+        r->ncorners = r->npolys = r->nlinks = r->nexpanded = 0;
+        st = nav_path_pull_corridor(s->mesh, &prep, s->fpolys, s->fvia, n, 0, r);
+        if (st != NAV_E_LIMIT || complete)
+            return st;
     }
-    const nav_steer_params *pr = s->params;
-    uint64_t exclude = pr->filter ? pr->filter->exclude_mask : 0;
-    nav_status st = steer_snap(s->mesh, g, pr->extents, exclude, poly, out);
-    if (st == NAV_OK) {
-        memcpy(e->p, g, sizeof e->p);
-        memcpy(e->on, out, sizeof e->on);
-        e->poly = *poly;
-        e->tick_valid = s->tick;
-    }
-    return st;
 }
 
-/* The path from the agent to goal (through the cache when there is one). */
-static nav_status find_path(nav_steer *s, const steer_agent *a, const float goal[3]) {
+/*
+ * How much of the path follow() reads: the corners it reports or steers by,
+ * and the distance to the stop (goal or link) only while it is short enough
+ * to change the speed (arrive_radius, braking, one tick), the avoidance
+ * (contacts after the stop are ignored within horizon * max_speed) or the
+ * crowd arrival (a blocker within the neighbour range, rim gap <= range).
+ * A path pulled this far in xz (follow() measures in xz) is steered exactly
+ * as the whole one: beyond it the stop is "far" either way (follow() then
+ * treats the truncated path as not ending at the goal: full speed, no
+ * stop, the same answer).
+ */
+static float stop_len(const nav_steer *s, const steer_agent *a, const nav_agent_in *in) {
     const nav_steer_params *pr = s->params;
-    nav_path_request req;
-    memset(&req, 0, sizeof req);
-    /* Both ends go in already on the surface with a thin box, so the
-       search's own snapping only tests the polygons containing them (the
-       same polygons a full box would pick); the full box is the fallback. */
-    uint32_t gpoly;
-    nav_status st = steer_snap_goal(s, goal, &gpoly, req.end);
-    if (st != NAV_OK)
-        return st;
-    memcpy(req.start, a->pos, sizeof req.start);
-    req.extents[0] = req.extents[2] = STEER_THIN_EXT;
-    req.extents[1] = pr->extents[1];
-    req.filter = pr->filter;
-    req.max_nodes = pr->max_nodes;
-    /* The corridor search (A* over polygons, then string pulling: Detour's
-       quality), not the optimal one: on a large mesh every polygon an agent
-       enters is a new (start, end) pair, and a cross-map optimal search
-       costs about 3x a corridor one (bench_steer). */
-    req.algorithm = NAV_ALGO_CORRIDOR;
+    float v = in->max_speed, L = a->range;
+    float cand[5] = {pr->horizon * v * 1.01f, in->arrive_radius, v * pr->dt, pr->arrive_tolerance,
+                     in->max_accel > 0.0f ? v * v / (2.0f * in->max_accel) : 0.0f};
+    for (int k = 0; k < 5; k++)
+        if (cand[k] > L)
+            L = cand[k];
+    return L + 0.5f;
+}
+
+/* The path from the agent to goal (through the cache when there is one);
+   stop_corners 0: the whole path, else the prefix stop_len() asks for. */
+static nav_status find_path(nav_steer *s, const steer_agent *a, const nav_agent_in *in,
+                            const float goal[3], uint32_t stop_corners) {
+    /* a goal shared by STEER_FLOW_MIN seek / arrive agents this tick (and
+       no per-agent node budget): one tree for all of them */
+    const steer_goal *ge = steer_goal_entry(s, goal);
+    if (!ge)
+        return NAV_E_OFF_MESH;
     nav_path_result *r = &s->path;
     r->corners = s->corners;
     r->max_corners = STEER_PATH_CORNERS;
@@ -143,18 +166,35 @@ static nav_status find_path(nav_steer *s, const steer_agent *a, const float goal
     r->max_links = STEER_PATH_LINKS;
     r->expanded = NULL;
     r->max_expanded = 0;
+    /* (the count of the agent's own target, taken by nav_step) */
+    if (goal == in->target && a->gc && a->gc->flow &&
+        flow_path(s, a, a->gc->flow, ge->poly, ge->on, stop_corners,
+                  stop_corners ? stop_len(s, a, in) : 0) == NAV_OK)
+        return NAV_OK;
+    const nav_steer_params *pr = s->params;
+    nav_path_request req;
+    memset(&req, 0, sizeof req);
+    /* Both ends are snapped already (the agent this tick, the goal through
+       the memo): the search starts from those polygons and points. */
+    uint32_t gpoly = ge->poly;
+    memcpy(req.end, ge->on, sizeof req.end);
+    memcpy(req.start, a->pos, sizeof req.start);
+    memcpy(req.extents, pr->extents, sizeof req.extents);
+    req.filter = pr->filter;
+    req.max_nodes = pr->max_nodes;
+    /* The corridor search (A* over polygons, then string pulling: Detour's
+       quality), not the optimal one: on a large mesh every polygon an agent
+       enters is a new (start, end) pair, and a cross-map optimal search
+       costs about 3x a corridor one (bench_steer). */
+    req.algorithm = NAV_ALGO_CORRIDOR;
     /* The canonical corridor of (start polygon, goal polygon) (level 2 of
        the cache, nav_cache.h): thousands of agents chasing one target share
        one search per polygon pair, each agent only re-pulls the string for
        its exact points. The corridor does not depend on which request came
        first, so the answer is the same with a cold cache, a warm one or
        none (s->cache == NULL computes the same corridor). */
-    st = nav_find_path_reuse(s->query, s->cache, s->mesh, &req, r, NULL);
-    if (st == NAV_E_OFF_MESH) {
-        memcpy(req.extents, pr->extents, sizeof req.extents);
-        st = nav_find_path_reuse(s->query, s->cache, s->mesh, &req, r, NULL);
-    }
-    return st;
+    return nav_find_path_reuse_at(s->query, s->cache, s->mesh, &req, a->poly, gpoly, stop_corners,
+                                  stop_len(s, a, in), r, NULL);
 }
 
 /* Speed that stops exactly at distance d: linear inside radius R, never more
@@ -176,9 +216,31 @@ static float stopping_speed(float vmax, float amax, float d, float R, float dt, 
     return v;
 }
 
-static int cmp_u64(const void *x, const void *y) {
-    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-    return a < b ? -1 : a > b;
+/* Sorts keys[0..n) ascending by their upper 32 bits, stably (keys built in
+   index order keep it among equals, so the result is the full 64-bit
+   order): three counting passes of 11 bits, through tmp. */
+static void sort_upper32(uint64_t *keys, uint64_t *tmp, uint32_t n) {
+    uint32_t count[2048];
+    uint64_t *src = keys, *dst = tmp;
+    for (int pass = 0; pass < 3; pass++) {
+        int shift = 32 + 11 * pass;
+        memset(count, 0, sizeof count);
+        for (uint32_t k = 0; k < n; k++)
+            count[(src[k] >> shift) & 2047u]++;
+        uint32_t sum = 0;
+        for (uint32_t d = 0; d < 2048; d++) {
+            uint32_t c = count[d];
+            count[d] = sum;
+            sum += c;
+        }
+        for (uint32_t k = 0; k < n; k++)
+            dst[count[(src[k] >> shift) & 2047u]++] = src[k];
+        uint64_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != keys) /* three passes end in tmp */
+        memcpy(keys, src, (size_t)n * sizeof *keys);
 }
 
 static bool same_goal(const steer_agent *a, const steer_agent *b) {
@@ -213,7 +275,7 @@ void steer_settle(nav_steer *s) {
         memcpy(&bits, &a->tdist, sizeof bits);
         s->order[m++] = (uint64_t)bits << 32 | i;
     }
-    qsort(s->order, m, sizeof *s->order, cmp_u64);
+    sort_upper32(s->order, s->order_tmp, m);
     for (uint32_t k = 0; k < m; k++) {
         uint32_t i = (uint32_t)s->order[k];
         steer_agent *a = &s->agents[i];
@@ -273,7 +335,8 @@ static nav_status follow(nav_steer *s, uint32_t i, const float goal[3], bool slo
     fr->dist_end = 0.0f;
     fr->reached = false;
     fr->stops = false;
-    nav_status st = find_path(s, a, goal);
+    /* the start and the corners reported (B after A is among them) */
+    nav_status st = find_path(s, a, in, goal, NAV_STEER_MAX_CORNERS + 1);
     if (st != NAV_OK)
         return st;
     const nav_path_result *r = &s->path;
@@ -281,6 +344,16 @@ static nav_status follow(nav_steer *s, uint32_t i, const float goal[3], bool slo
     uint32_t first = 0;
     while (first < nc && dist_xz(a->pos, &r->corners[3 * first]) < CORNER_EPS)
         first++;
+    if ((r->flags & NAV_PATH_TRUNCATED) && nc - first < NAV_STEER_MAX_CORNERS) {
+        /* standing on corners (a vertex): the prefix holds too few ahead */
+        st = find_path(s, a, in, goal, 0);
+        if (st != NAV_OK)
+            return st;
+        nc = r->ncorners < STEER_PATH_CORNERS ? r->ncorners : STEER_PATH_CORNERS;
+        first = 0;
+        while (first < nc && dist_xz(a->pos, &r->corners[3 * first]) < CORNER_EPS)
+            first++;
+    }
     /* output: the next corners A, B, ... The contract promises two or more:
        near the end (or on it) the end is repeated, so corners[1] is always
        there and is where the agent is heading after A (nowhere else). */
@@ -778,15 +851,17 @@ bool steer_within(const nav_steer *s, uint32_t i, const float p[3]) {
     return sqrt(dx * dx + dz * dz) <= (double)a->budget + slack;
 }
 
-bool steer_move_capped(nav_steer *s, uint32_t i, uint32_t from_poly, const float from[3],
-                       const float to[3], float out[3], uint32_t *out_poly) {
+static bool move_capped(nav_steer *s, uint32_t i, uint32_t from_poly, const float from[3],
+                        const float to[3], float out[3], uint32_t *out_poly, bool height) {
     float t[3] = {to[0], to[1], to[2]};
     /* Nearly always the first try fits: a move toward a point within the
        budget ends within it unless the slide wraps around a concave corner. */
     for (int k = 0; k < 4; k++) {
-        if (nav_move_along_surface(s->mesh, from_poly, from, t, s->params->filter, out, out_poly) ==
-                NAV_OK &&
-            steer_within(s, i, out))
+        nav_status st =
+            height ? nav_move_along_surface(s->mesh, from_poly, from, t, s->params->filter, out,
+                                            out_poly)
+                   : nav_move_xz(s->mesh, from_poly, from, t, s->params->filter, out, out_poly);
+        if (st == NAV_OK && steer_within(s, i, out))
             return out[0] != from[0] || out[2] != from[2];
         t[0] = from[0] + 0.5f * (t[0] - from[0]);
         t[2] = from[2] + 0.5f * (t[2] - from[2]);
@@ -794,6 +869,16 @@ bool steer_move_capped(nav_steer *s, uint32_t i, uint32_t from_poly, const float
     memcpy(out, from, 3 * sizeof(float));
     *out_poly = from_poly;
     return false;
+}
+
+bool steer_move_capped(nav_steer *s, uint32_t i, uint32_t from_poly, const float from[3],
+                       const float to[3], float out[3], uint32_t *out_poly) {
+    return move_capped(s, i, from_poly, from, to, out, out_poly, true);
+}
+
+bool steer_move_capped_xz(nav_steer *s, uint32_t i, uint32_t from_poly, const float from[3],
+                          const float to[3], float out[3], uint32_t *out_poly) {
+    return move_capped(s, i, from_poly, from, to, out, out_poly, false);
 }
 
 void steer_finish(nav_steer *s, nav_agent_out *out) {

@@ -2,10 +2,13 @@
  * nav_steer_avoid: local avoidance and overlap separation.
  *
  * Avoidance is a sampled velocity-obstacle search in the spirit of
- * DetourCrowd's adaptive sampling: candidate velocities on two rings (eight
+ * DetourCrowd's adaptive sampling: candidate velocities on two rings (six
  * directions each, aligned with the desired velocity) plus the desired
- * velocity and rest, then three refinements of eight samples around the best
- * one at halving radii (42 samples). Each candidate is scored by
+ * velocity and rest, then three refinements of six samples around the best
+ * one at halving radii (32 samples, against DetourCrowd "medium"'s 22; the
+ * former 8-direction pattern's 42 bought no fewer overlaps in the crowd
+ * bench, while two refinements instead of three let crowds jitter after
+ * settling, tests/check_nav_crowd.c). Each candidate is scored by
  *   W_DES * |v - desired| + W_CUR * |v - current|      (both / max_speed)
  *   + W_SIDE * passing-on-the-left share                (breaks symmetry: in a
  *     head-on meeting both agents keep right, so they never mirror each other)
@@ -28,7 +31,10 @@
  * each; all of it against an obstacle, which is never pushed), in up to 8 Jacobi
  * passes over the new positions, each push moved along the surface and cut to
  * the speed budget the agent has left: its whole displacement in the tick,
- * own move plus pushes, stays within max_speed * dt.
+ * own move plus pushes, stays within max_speed * dt. A pass recomputes only
+ * agents that moved or have a neighbour that moved in the last one (the
+ * others' pushes would repeat exactly), and heights are looked up once,
+ * after the last pass.
  */
 #include <math.h>
 #include <string.h>
@@ -42,19 +48,23 @@
 #define W_TOI 2.5f
 #define W_WALL 10.0f
 #define W_OVL 2.5f
-#define RING_DIVS 8
+#define RING_DIVS 6
+#define SEP_PASSES 8
 #define STILL_SPEED 0.05f /* m/s: a neighbour slower than this stands still */
+#define REFINE_DIVS 6
 #define REFINE_LEVELS 3
 
-/* cos, sin of k * 22.5 degrees: the sampling directions, fixed so that no
+/* cos, sin of k * 30 degrees: the sampling directions, fixed so that no
    trigonometry runs per sample and results do not depend on libm. */
-static const float unit16[16][2] = {
-    {1.000000000f, 0.000000000f},   {0.923879533f, 0.382683432f},   {0.707106781f, 0.707106781f},
-    {0.382683432f, 0.923879533f},   {0.000000000f, 1.000000000f},   {-0.382683432f, 0.923879533f},
-    {-0.707106781f, 0.707106781f},  {-0.923879533f, 0.382683432f},  {-1.000000000f, 0.000000000f},
-    {-0.923879533f, -0.382683432f}, {-0.707106781f, -0.707106781f}, {-0.382683432f, -0.923879533f},
-    {-0.000000000f, -1.000000000f}, {0.382683432f, -0.923879533f},  {0.707106781f, -0.707106781f},
-    {0.923879533f, -0.382683432f}};
+static const float unit12[12][2] = {
+    {1.000000000f, 0.000000000f},  {0.866025404f, 0.500000000f},   {0.500000000f, 0.866025404f},
+    {0.000000000f, 1.000000000f},  {-0.500000000f, 0.866025404f},  {-0.866025404f, 0.500000000f},
+    {-1.000000000f, 0.000000000f}, {-0.866025404f, -0.500000000f}, {-0.500000000f, -0.866025404f},
+    {0.000000000f, -1.000000000f}, {0.500000000f, -0.866025404f},  {0.866025404f, -0.500000000f}};
+
+#define UNIT unit12
+_Static_assert(2 * RING_DIVS == 12, "the ring table has 2 * RING_DIVS directions");
+_Static_assert(12 % REFINE_DIVS == 0, "refinement directions are table entries");
 
 typedef struct avoid_ctx {
     float px, pz; /* agent position */
@@ -74,6 +84,8 @@ typedef struct avoid_ctx {
     uint8_t still[STEER_MAX_NEI + STEER_MAX_OBS]; /* the neighbour stands still */
     float inv_len[STEER_MAX_NEI + STEER_MAX_OBS]; /* 1 / |relative position| (0 if none) */
     uint32_t nagents;
+    float inv_vmax;    /* 1 / vmax */
+    uint8_t any_still; /* some still[] is set */
     const float *segs;
     uint32_t nsegs;
 } avoid_ctx;
@@ -145,13 +157,14 @@ static float first_contact(const avoid_ctx *c, float vx, float vz) {
    least term reach best the full sum would too; the caller only ever keeps
    a penalty below best, so the choice is the same, bit for bit. */
 static float penalty(const avoid_ctx *c, float vx, float vz, float dvx, float dvz, float best) {
-    float inv = 1.0f / c->vmax;
+    float inv = c->inv_vmax;
     float pen = W_DES * sqrtf((vx - dvx) * (vx - dvx) + (vz - dvz) * (vz - dvz)) * inv +
                 W_CUR * sqrtf((vx - c->vx) * (vx - c->vx) + (vz - c->vz) * (vz - c->vz)) * inv;
     if (pen + W_TOI / (0.1f + 1.0f) >= best)
         return best;
     float tmin = c->horizon, side = 0.0f, ovl = 0.0f;
-    float tlim = stop_time(c, vx, vz);
+    /* only a standing neighbour reads the stop time */
+    float tlim = c->any_still ? stop_time(c, vx, vz) : INFINITY;
     uint32_t nside = 0;
     for (uint32_t j = 0; j < c->n; j++) {
         /* toi_circle inlined, testing "earlier than tmin" before any sqrt */
@@ -189,6 +202,36 @@ static float penalty(const avoid_ctx *c, float vx, float vz, float dvx, float dv
             pen += W_WALL * (1.0f - t / c->wall_horizon);
     }
     return pen;
+}
+
+/* The search's best so far, and the agent's debug record (NULL: none). */
+typedef struct avoid_pick {
+    float bx, bz, best;
+    nav_avoid_record *rec;
+} avoid_pick;
+
+/* Scores candidate (cx, cz) and keeps it when strictly better. Recording
+   asks for the full penalty (bound INFINITY): by penalty()'s early-out
+   argument the comparison with best comes out the same, so the choice, and
+   every output byte, is that of a step without recording. */
+static inline void try_sample(const avoid_ctx *c, avoid_pick *k, float cx, float cz,
+                              const float dv[2]) {
+    float pen = penalty(c, cx, cz, dv[0], dv[1], k->rec ? INFINITY : k->best);
+    if (k->rec && k->rec->nsamples < NAV_STEER_AVOID_SAMPLES) {
+        float *sm = k->rec->samples[k->rec->nsamples];
+        sm[0] = cx;
+        sm[1] = 0.0f;
+        sm[2] = cz;
+        sm[3] = pen;
+        if (pen < k->best)
+            k->rec->chosen_index = k->rec->nsamples;
+        k->rec->nsamples++;
+    }
+    if (pen < k->best) {
+        k->best = pen;
+        k->bx = cx;
+        k->bz = cz;
+    }
 }
 
 /* Squared xz distance from (px, pz) to segment a-b. */
@@ -282,8 +325,9 @@ bool steer_avoid(nav_steer *s, uint32_t i, const float dv[2], float goal_dist, f
         c.k[c.n] = 2.0f;
         c.rr[c.n] = in->radius + s->in[j].radius;
         c.c0[c.n] = c.rx[c.n] * c.rx[c.n] + c.rz[c.n] * c.rz[c.n] - c.rr[c.n] * c.rr[c.n];
-        c.still[c.n] = hypotf(s->in[j].vel[0], s->in[j].vel[2]) < STILL_SPEED;
-        float l = hypotf(c.rx[c.n], c.rz[c.n]);
+        const float *vj = s->in[j].vel;
+        c.still[c.n] = vj[0] * vj[0] + vj[2] * vj[2] < STILL_SPEED * STILL_SPEED;
+        float l = sqrtf(c.rx[c.n] * c.rx[c.n] + c.rz[c.n] * c.rz[c.n]);
         c.inv_len[c.n] = l > 1e-6f ? 1.0f / l : 0.0f;
         c.n++;
     }
@@ -297,13 +341,17 @@ bool steer_avoid(nav_steer *s, uint32_t i, const float dv[2], float goal_dist, f
         c.k[c.n] = 1.0f;
         c.rr[c.n] = in->radius + o->radius;
         c.c0[c.n] = c.rx[c.n] * c.rx[c.n] + c.rz[c.n] * c.rz[c.n] - c.rr[c.n] * c.rr[c.n];
-        c.still[c.n] = hypotf(o->vel[0], o->vel[2]) < STILL_SPEED;
-        float l = hypotf(c.rx[c.n], c.rz[c.n]);
+        c.still[c.n] = o->vel[0] * o->vel[0] + o->vel[2] * o->vel[2] < STILL_SPEED * STILL_SPEED;
+        float l = sqrtf(c.rx[c.n] * c.rx[c.n] + c.rz[c.n] * c.rz[c.n]);
         c.inv_len[c.n] = l > 1e-6f ? 1.0f / l : 0.0f;
         c.n++;
     }
     c.segs = s->segs;
     c.nsegs = 0;
+    c.inv_vmax = 1.0f / c.vmax;
+    c.any_still = 0;
+    for (uint32_t k = 0; k < c.n; k++)
+        c.any_still |= c.still[k];
 
     /* Nobody in the way of the desired velocity: keep it. */
     float tmin = first_contact(&c, dv[0], dv[1]);
@@ -325,44 +373,36 @@ bool steer_avoid(nav_steer *s, uint32_t i, const float dv[2], float goal_dist, f
         uz = c.vz / lc;
     }
 
-    float bx = dv[0], bz = dv[1];
-    float best = penalty(&c, bx, bz, dv[0], dv[1], INFINITY);
-    float p0 = penalty(&c, 0.0f, 0.0f, dv[0], dv[1], best);
-    if (p0 < best) {
-        best = p0;
-        bx = bz = 0.0f;
-    }
+    avoid_pick k = {dv[0], dv[1], INFINITY,
+                    s->params->avoid_debug ? &s->params->avoid_debug[i] : NULL};
+    try_sample(&c, &k, dv[0], dv[1], dv);
+    try_sample(&c, &k, 0.0f, 0.0f, dv);
     /* two rings (half and full speed; the outer one offset by half a step) */
     for (int ring = 1; ring <= 2; ring++) {
         float rad = c.vmax * 0.5f * (float)ring;
         for (int d = 0; d < RING_DIVS; d++) {
-            const float *u = unit16[2 * d + (ring - 1)];
-            float cx = (u[0] * ux - u[1] * uz) * rad, cz = (u[0] * uz + u[1] * ux) * rad;
-            float pen = penalty(&c, cx, cz, dv[0], dv[1], best);
-            if (pen < best) {
-                best = pen;
-                bx = cx;
-                bz = cz;
-            }
+            const float *u = UNIT[2 * d + (ring - 1)];
+            try_sample(&c, &k, (u[0] * ux - u[1] * uz) * rad, (u[0] * uz + u[1] * ux) * rad, dv);
         }
     }
     /* refinements around the best so far at halving radii */
     float rad = c.vmax * 0.25f;
     for (int level = 0; level < REFINE_LEVELS; level++, rad *= 0.5f) {
-        float cx0 = bx, cz0 = bz;
-        for (int d = 0; d < RING_DIVS; d++) {
-            const float *u = unit16[2 * d];
+        float cx0 = k.bx, cz0 = k.bz;
+        for (int d = 0; d < REFINE_DIVS; d++) {
+            const float *u = UNIT[d * (2 * RING_DIVS / REFINE_DIVS)];
             float cx = cx0 + (u[0] * ux - u[1] * uz) * rad;
             float cz = cz0 + (u[0] * uz + u[1] * ux) * rad;
             if (cx * cx + cz * cz > c.vmax * c.vmax * 1.0001f)
                 continue;
-            float pen = penalty(&c, cx, cz, dv[0], dv[1], best);
-            if (pen < best) {
-                best = pen;
-                bx = cx;
-                bz = cz;
-            }
+            try_sample(&c, &k, cx, cz, dv);
         }
+    }
+    float bx = k.bx, bz = k.bz;
+    if (k.rec) {
+        k.rec->chosen[0] = bx;
+        k.rec->chosen[1] = 0.0f;
+        k.rec->chosen[2] = bz;
     }
     v[0] = bx;
     v[1] = bz;
@@ -384,75 +424,124 @@ static float push_share(float ox, float oz, float px, float pz, float b) {
     return r >= 1.0 ? 1.0f : (r <= 0.0 ? 0.0f : (float)r);
 }
 
-void steer_separate(nav_steer *s) {
+/* Agent i's push must be computed again in this pass: the first pass, or
+   it or one of its neighbours moved in the last one. Otherwise its push is
+   the last pass's, which either was zero or moved nothing, and would do the
+   same again (the positions it reads did not change): skipping it is exact. */
+static bool separate_dirty(const nav_steer *s, uint32_t i, int pass) {
+    if (pass == 0 || s->moved[i])
+        return true;
+    const steer_agent *a = &s->agents[i];
+    for (uint32_t k = 0; k < a->nnei; k++)
+        if (s->moved[a->nei[k]])
+            return true;
+    return false;
+}
+
+/* A separation pass, first half: the push of agents [from, to) from the
+   positions the last pass left (lanes: every agent reads, none writes, the
+   positions). */
+static void sep_push_phase(nav_steer *s, uint32_t from, uint32_t to, void *ctx) {
+    const int pass = *(const int *)ctx;
     const float dt = s->params->dt;
-    for (int pass = 0; pass < 8; pass++) {
-        for (uint32_t i = 0; i < s->n; i++) {
-            const steer_agent *a = &s->agents[i];
-            float px = 0.0f, pz = 0.0f;
-            if (a->ok) {
-                for (uint32_t k = 0; k < a->nnei; k++) {
-                    uint32_t j = a->nei[k];
-                    const steer_agent *b = &s->agents[j];
-                    if (!b->ok)
-                        continue;
-                    float dx = a->npos[0] - b->npos[0], dz = a->npos[2] - b->npos[2];
-                    float d = sqrtf(dx * dx + dz * dz);
-                    float r = s->in[i].radius + s->in[j].radius;
-                    if (d >= r)
-                        continue;
-                    if (d < 1e-6f) {
-                        /* coincident: split along x by index, deterministically */
-                        px += (i < j ? -1.0f : 1.0f) * 0.5f * r;
-                        continue;
-                    }
-                    float w = 0.5f * (r - d) / d;
-                    px += dx * w;
-                    pz += dz * w;
+    for (uint32_t i = from; i < to; i++) {
+        const steer_agent *a = &s->agents[i];
+        float px = 0.0f, pz = 0.0f;
+        s->dirty[i] = a->ok && separate_dirty(s, i, pass);
+        if (s->dirty[i]) {
+            for (uint32_t k = 0; k < a->nnei; k++) {
+                uint32_t j = a->nei[k];
+                const steer_agent *b = &s->agents[j];
+                if (!b->ok)
+                    continue;
+                float dx = a->npos[0] - b->npos[0], dz = a->npos[2] - b->npos[2];
+                float d = sqrtf(dx * dx + dz * dz);
+                float r = s->in[i].radius + s->in[j].radius;
+                if (d >= r)
+                    continue;
+                if (d < 1e-6f) {
+                    /* coincident: split along x by index, deterministically */
+                    px += (i < j ? -1.0f : 1.0f) * 0.5f * r;
+                    continue;
                 }
-                for (uint32_t k = 0; k < a->nobs; k++) {
-                    const nav_obstacle *o = &s->obstacles[a->obs[k]];
-                    float ox = o->pos[0] + o->vel[0] * dt, oz = o->pos[2] + o->vel[2] * dt;
-                    float dx = a->npos[0] - ox, dz = a->npos[2] - oz;
-                    float d = sqrtf(dx * dx + dz * dz);
-                    float r = s->in[i].radius + o->radius;
-                    if (d >= r || d < 1e-6f)
-                        continue;
-                    float w = (r - d) / d;
-                    px += dx * w;
-                    pz += dz * w;
-                }
+                float w = 0.5f * (r - d) / d;
+                px += dx * w;
+                pz += dz * w;
             }
-            s->push[2 * i] = px;
-            s->push[2 * i + 1] = pz;
+            for (uint32_t k = 0; k < a->nobs; k++) {
+                const nav_obstacle *o = &s->obstacles[a->obs[k]];
+                float ox = o->pos[0] + o->vel[0] * dt, oz = o->pos[2] + o->vel[2] * dt;
+                float dx = a->npos[0] - ox, dz = a->npos[2] - oz;
+                float d = sqrtf(dx * dx + dz * dz);
+                float r = s->in[i].radius + o->radius;
+                if (d >= r || d < 1e-6f)
+                    continue;
+                float w = (r - d) / d;
+                px += dx * w;
+                pz += dz * w;
+            }
         }
-        /* Each push only takes what the agent's speed budget leaves after its
-           own move (max_speed * dt for the whole displacement of the tick):
-           an agent with max_speed 0 is never moved, and an overlap nobody
-           can afford to undo stays (the contract asks for no overlap only
-           when avoidable). A push against the agent's motion frees budget. */
+        s->push[2 * i] = px;
+        s->push[2 * i + 1] = pz;
+    }
+}
+
+/* Second half: each push only takes what the agent's speed budget leaves
+   after its own move (max_speed * dt for the whole displacement of the
+   tick): an agent with max_speed 0 is never moved, and an overlap nobody
+   can afford to undo stays (the contract asks for no overlap only when
+   avoidable). A push against the agent's motion frees budget. */
+static void sep_apply_phase(nav_steer *s, uint32_t from, uint32_t to, void *ctx) {
+    (void)ctx;
+    for (uint32_t i = from; i < to; i++) {
+        steer_agent *a = &s->agents[i];
+        float px = s->push[2 * i], pz = s->push[2 * i + 1];
+        s->moved[i] = 0;
+        if (!s->dirty[i] || (px == 0.0f && pz == 0.0f))
+            continue;
+        float share = push_share(a->npos[0] - a->pos[0], a->npos[2] - a->pos[2], px, pz, a->budget);
+        if (share <= 0.0f)
+            continue;
+        float t[3] = {a->npos[0] + px * share, a->npos[1], a->npos[2] + pz * share};
+        float np[3];
+        uint32_t npoly;
+        /* the height is looked up once, after the last pass */
+        if (steer_move_capped_xz(s, i, a->npoly, a->npos, t, np, &npoly)) {
+            memcpy(a->npos, np, sizeof np);
+            a->npoly = npoly;
+            s->moved[i] = 1;
+            s->pushed[i] = 1;
+        }
+    }
+}
+
+/* The surface height where the pushes ended: exactly what each pass's full
+   move would have given for its last position (a failed lookup keeps the
+   agent where its own move left it). */
+static void sep_height_phase(nav_steer *s, uint32_t from, uint32_t to, void *ctx) {
+    (void)ctx;
+    for (uint32_t i = from; i < to; i++) {
+        steer_agent *a = &s->agents[i];
+        float y;
+        if (s->pushed[i] &&
+            nav_mesh_height(s->mesh, a->npoly, a->npos[0], a->npos[2], &y) == NAV_OK)
+            a->npos[1] = y;
+    }
+}
+
+void steer_separate(nav_steer *s) {
+    memset(s->moved, 0, s->n);
+    memset(s->pushed, 0, s->n);
+    for (int pass = 0; pass < SEP_PASSES; pass++) {
+        steer_parallel(s, sep_push_phase, &pass);
+        steer_parallel(s, sep_apply_phase, NULL);
         bool moved = false;
-        for (uint32_t i = 0; i < s->n; i++) {
-            steer_agent *a = &s->agents[i];
-            float px = s->push[2 * i], pz = s->push[2 * i + 1];
-            if (!a->ok || (px == 0.0f && pz == 0.0f))
-                continue;
-            float share =
-                push_share(a->npos[0] - a->pos[0], a->npos[2] - a->pos[2], px, pz, a->budget);
-            if (share <= 0.0f)
-                continue;
-            float t[3] = {a->npos[0] + px * share, a->npos[1], a->npos[2] + pz * share};
-            float np[3];
-            uint32_t npoly;
-            if (steer_move_capped(s, i, a->npoly, a->npos, t, np, &npoly)) {
-                memcpy(a->npos, np, sizeof np);
-                a->npoly = npoly;
-                moved = true;
-            }
-        }
+        for (uint32_t i = 0; i < s->n && !moved; i++)
+            moved = s->moved[i] != 0;
         if (!moved)
             break;
     }
+    steer_parallel(s, sep_height_phase, NULL);
 }
 
 void steer_clear_landings(nav_steer *s, const nav_agent_out *out) {

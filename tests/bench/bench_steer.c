@@ -188,6 +188,89 @@ done:
     nav_steer_free(s);
 }
 
+/*
+ * Issue 14's scale figure: n agents on the large mesh, all `arrive` at one of
+ * ntargets targets (each reachable from the agent), stepped with the path
+ * cache. A target shared by STEER_FLOW_MIN agents gets one goal-rooted tree
+ * (nav_steer_flow.c): the first step builds the trees, later ones reuse
+ * them. per_agent: max_nodes set to the query's pool, which turns the trees
+ * off (each agent its own corridor search, the behaviour before): one step.
+ */
+static void shared_targets(const nav_mesh *m, uint32_t n, int ntargets, int per_agent,
+                           uint32_t threads) {
+    uint32_t rng = 0x5EED + (uint32_t)ntargets;
+    nav_steer *s = nav_steer_new(n, 1);
+    nav_query *q = nav_query_new(1u << 20);
+    nav_cache *cache = nav_cache_new((size_t)64 << 20, 0);
+    nav_agent_in *in = calloc(n, sizeof *in);
+    nav_agent_out *out = calloc(n, sizeof *out);
+    float tg[16][3];
+    uint32_t tp[16];
+    if (!s || !q || !cache || !in || !out || ntargets > 16)
+        goto done;
+    for (int k = 0; k < ntargets; k++)
+        tp[k] = fx_random_point(m, &rng, tg[k]);
+    for (uint32_t i = 0; i < n; i++) {
+        nav_agent_in *a = &in[i];
+        int k = (int)(i % (uint32_t)ntargets);
+        uint32_t poly;
+        do
+            poly = fx_random_point(m, &rng, a->pos);
+        while (!nav_mesh_reachable(m, poly, tp[k]));
+        memcpy(a->target, tg[k], sizeof a->target);
+        a->has_target = true;
+        a->radius = 0.3f;
+        a->max_speed = 3.5f;
+        a->max_accel = 8.0f;
+        a->arrive_radius = 1.0f;
+        a->behavior = NAV_BEHAVIOR_ARRIVE;
+    }
+    nav_steer_params p;
+    nav_steer_params_default(&p);
+    p.dt = 0.05f;
+    p.max_nodes = per_agent ? (1u << 20) : 0;
+    p.threads = threads;
+    int ticks = per_agent ? 1 : 6;
+    double first = 0, rest = 0;
+    for (int t = 0; t < ticks; t++) {
+        /* wall time with threads (CPU time would add the threads up) */
+        double t0 = threads > 1 ? bench_now() : now_s();
+        nav_step_error err;
+        if (nav_step(s, m, q, cache, &p, in, n, NULL, 0, out, &err) != NAV_OK) {
+            printf("steer shared: nav_step failed: %s\n", err.message);
+            goto done;
+        }
+        double el = (threads > 1 ? bench_now() : now_s()) - t0;
+        if (t == 0)
+            first = el;
+        else
+            rest += el;
+        for (uint32_t i = 0; i < n; i++) {
+            if (out[i].status != NAV_OK)
+                continue;
+            memcpy(in[i].pos, out[i].pos, sizeof in[i].pos);
+            memcpy(in[i].vel, out[i].vel, sizeof in[i].vel);
+        }
+    }
+    if (per_agent)
+        printf("steer shared %5u agents, %2d targets, %u polygons, one search per agent: %.0f ms "
+               "per step (cold cache)\n",
+               (unsigned)n, ntargets, (unsigned)m->npolys, first * 1e3);
+    else
+        printf("steer shared %5u agents, %2d targets, %u polygons, one tree per target, %u "
+               "thread%s: first step %.0f ms (builds the trees), then %.1f ms per step (target "
+               "100 ms)\n",
+               (unsigned)n, ntargets, (unsigned)m->npolys, (unsigned)threads,
+               threads > 1 ? "s (wall time)" : " (CPU time)", first * 1e3,
+               rest * 1e3 / (ticks - 1));
+done:
+    free(in);
+    free(out);
+    nav_cache_free(cache);
+    nav_query_free(q);
+    nav_steer_free(s);
+}
+
 /* End-to-end time of one step request of n agents on dungeon, against the
    in-process nav_step of the same tick. */
 static void bench_http(uint32_t n) {
@@ -322,4 +405,21 @@ void bench_steer(void) {
     run("large", big, 1000, 1, BENCH_PLAYERS, 0);
     nav_mesh_free(big);
     bench_http(1000);
+}
+
+/* NAVD_BENCH=flow: shared_targets on the large mesh. */
+void bench_flow(void) {
+    printf("== flow: agents sharing targets on the large mesh (one tree per target)\n");
+    fx_random_opts o = fx_random_defaults();
+    o.width = 320;
+    o.height = 320;
+    o.cell = 1.0f;
+    o.hole_ratio = 0.2f;
+    o.triangulate = 1;
+    o.islands = 1;
+    nav_mesh *big = fx_random(2024, &o);
+    shared_targets(big, 10000, 10, 0, 1);
+    shared_targets(big, 10000, 10, 0, 2);
+    shared_targets(big, 1000, 10, 1, 1);
+    nav_mesh_free(big);
 }

@@ -5,7 +5,7 @@
  * Benchmark helper only (C++ is allowed here and nowhere else): links
  * Debian's librecast-dev (Detour, DetourCrowd); the product never does.
  *
- * Usage: crowd_ref <navmesh.json> <scenario.txt> <low|medium|good|high>
+ * Usage: crowd_ref <navmesh.json> <scenario.txt> <low|medium|good|high> [total]
  * The navmesh is the API's upload JSON (Recast's own polygons, in Recast's
  * winding); it becomes one Detour tile, polygon for polygon: vertices
  * quantised on the bake's cell grid (cell 0.3 m, cell height 0.2 m, the
@@ -17,6 +17,12 @@
  * quality, separation) and sent to its target; after `warm` updates of dt,
  * `ticks` more are timed. Prints one line:
  *   crowd_ref <quality> <us per agent-step> <agents active> <mean speed>
+ * With `total` (> warm + ticks), the run goes on untimed to `total` ticks
+ * and a second line gives the avoidance quality, measured the same way as
+ * bench_crowd.c measures navd (after every tick from the first timed one):
+ *   crowd_quality <deepest overlap, m> <pair-ticks overlapping > 5 cm>
+ *                 <arrived at warm+ticks> <arrived at total / 2> <arrived at total>
+ * where "arrived" is within 1 m (xz, and 2 m in y) of the agent's target.
  */
 #include <DetourCrowd.h>
 #include <DetourNavMesh.h>
@@ -45,8 +51,10 @@ static int fail(const char *what) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 4)
-        return fail("usage: crowd_ref <navmesh.json> <scenario.txt> <low|medium|good|high>");
+    if (argc != 4 && argc != 5)
+        return fail(
+            "usage: crowd_ref <navmesh.json> <scenario.txt> <low|medium|good|high> [total]");
+    int total = argc == 5 ? std::atoi(argv[4]) : 0;
     json_error_t jerr;
     json_t *root = json_load_file(argv[1], 0, &jerr);
     if (!root)
@@ -168,6 +176,7 @@ int main(int argc, char **argv) {
     const dtQueryFilter *filter = crowd->getFilter(0);
     const float ext[3] = {2, 4, 2};
     int added = 0;
+    std::vector<int> agent_of(n, 0); /* crowd index -> scenario line */
     for (int i = 0; i < n; i++) {
         dtCrowdAgentParams a;
         std::memset(&a, 0, sizeof a);
@@ -184,6 +193,7 @@ int main(int argc, char **argv) {
         int idx = crowd->addAgent(&st[3 * i], &a);
         if (idx < 0)
             continue;
+        agent_of[idx] = i;
         dtPolyRef ref = 0;
         float on[3];
         q->findNearestPoly(&tg[3 * i], ext, filter, &ref, on);
@@ -191,23 +201,60 @@ int main(int argc, char **argv) {
             crowd->requestMoveTarget(idx, ref, on);
         added++;
     }
-    for (int t = 0; t < warm; t++)
+    /* Only the updates of the timed ticks are timed; the quality figures
+       are taken between updates, outside the clock. */
+    int last = total > warm + ticks ? total : warm + ticks;
+    double el = 0, deepest = 0;
+    long over5 = 0;
+    int arrived_at[3] = {0, 0, 0}, active = 0;
+    double vsum = 0; /* speeds at the end of the timed ticks */
+    for (int t = 0; t < last; t++) {
+        double t0 = now_s();
         crowd->update(dt, nullptr);
-    double t0 = now_s();
-    for (int t = 0; t < ticks; t++)
-        crowd->update(dt, nullptr);
-    double el = now_s() - t0;
-    double vsum = 0;
-    int active = 0;
-    for (int i = 0; i < crowd->getAgentCount(); i++) {
-        const dtCrowdAgent *ag = crowd->getAgent(i);
-        if (!ag->active)
+        if (t >= warm && t < warm + ticks)
+            el += now_s() - t0;
+        for (int i = 0; t + 1 == warm + ticks && i < crowd->getAgentCount(); i++) {
+            const dtCrowdAgent *ag = crowd->getAgent(i);
+            if (!ag->active)
+                continue;
+            active++;
+            vsum += std::hypot(ag->vel[0], ag->vel[2]);
+        }
+        if (total <= 0 || t < warm)
             continue;
-        active++;
-        vsum += std::hypot(ag->vel[0], ag->vel[2]);
+        /* overlaps: every pair on one floor (within 2 m in y) */
+        for (int i = 0; i < crowd->getAgentCount(); i++) {
+            const dtCrowdAgent *a = crowd->getAgent(i);
+            if (!a->active)
+                continue;
+            for (int j = i + 1; j < crowd->getAgentCount(); j++) {
+                const dtCrowdAgent *b = crowd->getAgent(j);
+                if (!b->active || std::fabs(a->npos[1] - b->npos[1]) > 2.0f)
+                    continue;
+                double pen =
+                    2.0 * radius - std::hypot(a->npos[0] - b->npos[0], a->npos[2] - b->npos[2]);
+                if (pen > deepest)
+                    deepest = pen;
+                if (pen > 0.05)
+                    over5++;
+            }
+        }
+        int at = t + 1 == warm + ticks ? 0 : t + 1 == total / 2 ? 1 : t + 1 == total ? 2 : -1;
+        if (at < 0)
+            continue;
+        for (int i = 0; i < crowd->getAgentCount(); i++) {
+            const dtCrowdAgent *a = crowd->getAgent(i);
+            const float *g = &tg[3 * (size_t)agent_of[i]];
+            if (a->active && std::hypot(a->npos[0] - g[0], a->npos[2] - g[2]) <= 1.0 &&
+                std::fabs(a->npos[1] - g[1]) <= 2.0)
+                arrived_at[at]++;
+        }
     }
     std::printf("crowd_ref %s %.3f %d %.3f\n", argv[3], el * 1e6 / ((double)added * ticks), active,
                 active ? vsum / active : 0.0);
+    if (total > warm + ticks)
+        std::printf("crowd_quality %.3f %ld %d %d %d\n", deepest, over5, arrived_at[0],
+                    arrived_at[1], arrived_at[2]);
     dtFreeCrowd(crowd);
     dtFreeNavMesh(nav);
     json_decref(root);
