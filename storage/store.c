@@ -1,129 +1,31 @@
 /*
- * store.c: navmesh blobs kept durably in one SQLite file.
+ * store.c: the store's front door. Chooses the backend once, at open, from
+ * the target's form (a file path: SQLite; a libpq connection string:
+ * PostgreSQL), checks every argument and zeroes every output before a
+ * backend method runs, and owns what both backends share: status texts,
+ * kind tables, the name rule.
  *
- * Owns the SQLite connection, the schema and its migrations, and the mapping
- * of SQLite result codes onto store_status. A handle holds one connection,
- * its prepared statements (prepared once at open, reset after every use) and
- * a mutex: the connection is opened without SQLite's own per-connection mutex
- * because every entry point below takes ours for its whole duration, which
- * also keeps a statement's bind/step/reset sequence from interleaving with
- * another thread's.
- *
- * Durability rules (why the pragmas are what they are):
- * - journal_mode=WAL: readers never block the one writer and a commit is one
- *   sequential append to the -wal file.
- * - synchronous=FULL: in WAL mode SQLite then fsyncs the WAL at every commit,
- *   before COMMIT returns. With NORMAL (the usual WAL pairing) a commit that
- *   returned could still vanish on power loss until the next checkpoint;
- *   store_put's STORE_OK is what the HTTP layer acknowledges to a client, so
- *   it must mean "on disk", not "in the page cache".
- * - busy_timeout: another connection (a second navd on the same file, the
- *   sqlite3 shell, a backup) may hold the write lock briefly; we wait instead
- *   of failing at once.
- * - foreign_keys=ON: none in schema v1, but later migrations can rely on it.
- * - journal_size_limit: a checkpoint after a large upload truncates the -wal
- *   file back to this size instead of leaving it at its high-water mark.
- *
- * The store never logs: every failure is a status. store_open_detail adds a
- * readable reason for the one place that needs to explain itself (start-up).
+ * The caller never learns which backend it has beyond store_backend(): the
+ * same tests (tests/check_store.c) run against both.
  */
 #include "storage/store.h"
 
-#include <pthread.h>
-#include <sqlite3.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-/* Milliseconds a statement waits for another connection's lock. */
-#define STORE_BUSY_TIMEOUT_MS 5000
-#define STORE_NAME_MAX 64
-/* Bytes the -wal file is truncated to after a checkpoint (as SQL text). */
-#define STORE_WAL_LIMIT_BYTES "16777216"
+#include "storage/store_internal.h"
 
-/*
- * Schema migrations, in order. Step i (0-based) brings the database from
- * user_version i to i + 1 and runs in one transaction together with that
- * bump, so a crash mid-migration leaves the previous version intact. Append
- * new steps; never edit a step that has shipped.
- */
-static const char *const store_migrations[] = {
-    /* v1: one row per navmesh; version counts puts since creation. */
-    "CREATE TABLE navmeshes ("
-    " name TEXT PRIMARY KEY,"
-    " version INTEGER NOT NULL,"
-    " created_ms INTEGER NOT NULL,"
-    " updated_ms INTEGER NOT NULL,"
-    " blob BLOB NOT NULL)",
-    /* v2: level geometry (bake sources) and flight volumes, kept exactly like
-       navmeshes (store_kind) so every guarantee holds for all three. */
-    "CREATE TABLE levels ("
-    " name TEXT PRIMARY KEY,"
-    " version INTEGER NOT NULL,"
-    " created_ms INTEGER NOT NULL,"
-    " updated_ms INTEGER NOT NULL,"
-    " blob BLOB NOT NULL);"
-    "CREATE TABLE volumes ("
-    " name TEXT PRIMARY KEY,"
-    " version INTEGER NOT NULL,"
-    " created_ms INTEGER NOT NULL,"
-    " updated_ms INTEGER NOT NULL,"
-    " blob BLOB NOT NULL)",
-};
-#define STORE_SCHEMA_LATEST ((int)(sizeof store_migrations / sizeof store_migrations[0]))
-
-/* Transaction statements, shared by every kind. */
-#define STORE_TX_LIST(X)                                                                           \
-    X(ST_BEGIN, "BEGIN IMMEDIATE")                                                                 \
-    X(ST_COMMIT, "COMMIT")                                                                         \
-    X(ST_ROLLBACK, "ROLLBACK")
-
-/* Per-kind statements, one X-macro so the enum and the SQL never drift; "%1$s"
-   is the kind's table (store_kind_table), filled in once at open. */
-#define STORE_STMT_LIST(X)                                                                         \
-    X(ST_FIND, "SELECT version, created_ms FROM %1$s WHERE name = ?1")                             \
-    X(ST_INSERT, "INSERT INTO %1$s (name, version, created_ms, updated_ms, blob)"                  \
-                 " VALUES (?1, 1, ?2, ?2, ?3)")                                                    \
-    X(ST_UPDATE, "UPDATE %1$s SET version = ?2, updated_ms = ?3, blob = ?4 WHERE name = ?1")       \
-    X(ST_DELETE, "DELETE FROM %1$s WHERE name = ?1")                                               \
-    X(ST_GET, "SELECT name, version, created_ms, updated_ms, blob FROM %1$s WHERE name = ?1")      \
-    X(ST_EACH, "SELECT name, version, created_ms, updated_ms, blob FROM %1$s ORDER BY name")
-
-enum {
-#define STORE_STMT_ENUM(id, sql) id,
-    STORE_TX_LIST(STORE_STMT_ENUM) ST_TX_COUNT
-};
-enum {
-    STORE_STMT_LIST(STORE_STMT_ENUM) ST_COUNT
-#undef STORE_STMT_ENUM
-};
-
-static const char *const store_tx_sql[ST_TX_COUNT] = {
-#define STORE_STMT_SQL(id, sql) [id] = sql,
-    STORE_TX_LIST(STORE_STMT_SQL)};
-static const char *const store_stmt_sql[ST_COUNT] = {STORE_STMT_LIST(STORE_STMT_SQL)
-#undef STORE_STMT_SQL
+static const char *const store_status_texts[STORE_STATUS_COUNT] = {
+#define STORE_STATUS_TEXT(name, text) [name] = text,
+    STORE_STATUS_LIST(STORE_STATUS_TEXT)
+#undef STORE_STATUS_TEXT
 };
 
 static const char *const store_kind_tables[STORE_KIND_COUNT] = {
 #define STORE_KIND_TABLE(id, table) [id] = table,
     STORE_KIND_LIST(STORE_KIND_TABLE)
 #undef STORE_KIND_TABLE
-};
-
-struct store {
-    sqlite3 *db;
-    sqlite3_stmt *tx[ST_TX_COUNT];
-    sqlite3_stmt *stmt[STORE_KIND_COUNT][ST_COUNT];
-    pthread_mutex_t lock;
-    int schema_version;
-};
-
-static const char *const store_status_texts[STORE_STATUS_COUNT] = {
-#define STORE_STATUS_TEXT(name, text) [name] = text,
-    STORE_STATUS_LIST(STORE_STATUS_TEXT)
-#undef STORE_STATUS_TEXT
 };
 
 const char *store_kind_table(store_kind k) {
@@ -137,28 +39,9 @@ const char *store_status_text(store_status s) {
     return store_status_texts[s];
 }
 
-/* ---- helpers --------------------------------------------------------------------------------- */
-
-/* Maps a SQLite primary result code to our status. Anything that is not
-   memory or a bad argument is the disk's or the file's fault: STORE_IO. */
-static store_status store_from_sqlite(int rc) {
-    switch (rc & 0xff) {
-    case SQLITE_OK:
-    case SQLITE_DONE:
-    case SQLITE_ROW:
-        return STORE_OK;
-    case SQLITE_NOMEM:
-        return STORE_NOMEM;
-    case SQLITE_TOOBIG:
-        return STORE_INVALID_ARG;
-    default:
-        return STORE_IO;
-    }
-}
-
 /* The contract's name rule ^[A-Za-z0-9_.-]{1,64}$, checked byte by byte so
    the locale can never widen it. */
-static int store_name_valid(const char *name) {
+int store_name_valid(const char *name) {
     if (name == NULL) {
         return 0;
     }
@@ -174,8 +57,7 @@ static int store_name_valid(const char *name) {
     return n >= 1;
 }
 
-/* Writes a formatted reason into the caller's buffer when it gave one. */
-static void store_say(char *why, size_t why_size, const char *fmt, ...) {
+void store_say(char *why, size_t why_size, const char *fmt, ...) {
     if (why == NULL || why_size == 0) {
         return;
     }
@@ -185,355 +67,89 @@ static void store_say(char *why, size_t why_size, const char *fmt, ...) {
     va_end(ap);
 }
 
-/* Runs one SQL text that returns no rows we need. */
-static int store_exec(sqlite3 *db, const char *sql) {
-    return sqlite3_exec(db, sql, NULL, NULL, NULL);
-}
-
-/* Reads a single-integer PRAGMA (user_version). */
-static int store_pragma_int(sqlite3 *db, const char *sql, int *value) {
-    sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
-    if (rc == SQLITE_OK) {
-        rc = sqlite3_step(st);
-        if (rc == SQLITE_ROW) {
-            *value = sqlite3_column_int(st, 0);
-            rc = SQLITE_OK;
-        } else if (rc == SQLITE_DONE) {
-            rc = SQLITE_CORRUPT; /* a pragma that returns no row: not a database we know */
-        }
+/* A URI with libpq's schemes, or a "keyword=value" string: a lower-case
+   keyword, optional blanks, then '='. A SQLite file whose name looks like
+   that can still be opened as "./host=x". */
+int store_target_is_postgres(const char *t) {
+    if (t == NULL) {
+        return 0;
     }
-    sqlite3_finalize(st);
-    return rc;
-}
-
-/* Fills meta from a row shaped (name, version, created_ms, updated_ms, ...).
-   A name our API could never have written means the file was edited behind
-   our back; report it rather than hand out a truncated name. */
-static store_status store_row_meta(sqlite3_stmt *st, store_meta *meta) {
-    const unsigned char *name = sqlite3_column_text(st, 0);
-    if (name == NULL) {
-        return sqlite3_errcode(sqlite3_db_handle(st)) == SQLITE_NOMEM ? STORE_NOMEM : STORE_IO;
+    if (strncmp(t, "postgres://", 11) == 0 || strncmp(t, "postgresql://", 13) == 0) {
+        return 1;
     }
-    if (!store_name_valid((const char *)name)) {
-        return STORE_IO;
+    const char *p = t;
+    while (*p == ' ' || *p == '\t') {
+        p++;
     }
-    if (meta != NULL) {
-        memset(meta, 0, sizeof *meta);
-        memcpy(meta->name, name, strlen((const char *)name) + 1);
-        meta->version = sqlite3_column_int64(st, 1);
-        meta->created_ms = sqlite3_column_int64(st, 2);
-        meta->updated_ms = sqlite3_column_int64(st, 3);
+    const char *k = p;
+    while ((*p >= 'a' && *p <= 'z') || *p == '_') {
+        p++;
     }
-    return STORE_OK;
-}
-
-/* Runs the migrations the file has not seen yet. Each step re-reads
-   user_version inside its write transaction, so two processes opening the
-   same new file at once cannot both run a step. */
-static store_status store_migrate(sqlite3 *db, int *version, char *why, size_t why_size) {
-    for (;;) {
-        int rc = store_exec(db, "BEGIN IMMEDIATE");
-        int v = 0;
-        if (rc == SQLITE_OK) {
-            rc = store_pragma_int(db, "PRAGMA user_version", &v);
-        }
-        if (rc == SQLITE_OK && v < 0) {
-            rc = SQLITE_CORRUPT; /* no step brings a negative version anywhere */
-        }
-        if (rc == SQLITE_OK && v >= STORE_SCHEMA_LATEST) {
-            store_exec(db, "ROLLBACK");
-            *version = v;
-            return STORE_OK;
-        }
-        if (rc == SQLITE_OK) {
-            rc = store_exec(db, store_migrations[v]);
-        }
-        if (rc == SQLITE_OK) {
-            char bump[64];
-            snprintf(bump, sizeof bump, "PRAGMA user_version = %d", v + 1);
-            rc = store_exec(db, bump);
-        }
-        if (rc == SQLITE_OK) {
-            rc = store_exec(db, "COMMIT");
-        }
-        if (rc != SQLITE_OK) {
-            store_say(why, why_size, "schema migration to version %d failed: %s", v + 1,
-                      sqlite3_errstr(rc));
-            if (!sqlite3_get_autocommit(db)) {
-                store_exec(db, "ROLLBACK");
-            }
-            return store_from_sqlite(rc);
-        }
+    if (p == k) {
+        return 0;
     }
-}
-
-/*
- * Switches the file to WAL. Leaving rollback-journal mode needs an exclusive
- * lock, and SQLite reports SQLITE_BUSY for it at once, without calling the
- * busy handler, when another connection holds any lock (seen with several
- * processes opening one new file together); so retry here for as long as
- * busy_timeout would have waited. journal_mode answers with the mode now in
- * force: anything but "wal" (an in-memory database says "memory") would void
- * the durability rules above, so refuse rather than run on quietly.
- */
-static int store_enable_wal(sqlite3 *db) {
-    int rc = SQLITE_BUSY;
-    for (int waited = 0; waited <= STORE_BUSY_TIMEOUT_MS; waited += 10) {
-        sqlite3_stmt *jm = NULL;
-        rc = sqlite3_prepare_v2(db, "PRAGMA journal_mode=WAL", -1, &jm, NULL);
-        if (rc == SQLITE_OK) {
-            rc = sqlite3_step(jm);
-            if (rc == SQLITE_ROW) {
-                const char *mode = (const char *)sqlite3_column_text(jm, 0);
-                rc = (mode != NULL && strcmp(mode, "wal") == 0) ? SQLITE_OK : SQLITE_CANTOPEN;
-            }
-        }
-        sqlite3_finalize(jm);
-        if ((rc & 0xff) != SQLITE_BUSY) {
-            return rc;
-        }
-        sqlite3_sleep(10);
+    while (*p == ' ' || *p == '\t') {
+        p++;
     }
-    return rc;
+    return *p == '=';
 }
 
 /* ---- open / close ---------------------------------------------------------------------------- */
 
-/* Finalizes the cached statements and closes the connection. The caller
-   guarantees no other thread is inside a store_ call on s (the service closes
-   the store after the HTTP daemon has stopped). */
-void store_close(store *s) {
-    if (s == NULL) {
-        return;
-    }
-    for (int i = 0; i < ST_TX_COUNT; i++) {
-        sqlite3_finalize(s->tx[i]);
-    }
-    for (int k = 0; k < STORE_KIND_COUNT; k++) {
-        for (int i = 0; i < ST_COUNT; i++) {
-            sqlite3_finalize(s->stmt[k][i]);
-        }
-    }
-    /* Every statement is finalized, so this closes for real; as the last
-       connection it also checkpoints the WAL into the main file. */
-    sqlite3_close(s->db);
-    pthread_mutex_destroy(&s->lock);
-    free(s);
-}
-
-store_status store_open_detail(const char *path, store **out, char *why, size_t why_size) {
+store_status store_open_with(const char *target, const store_options *opt, store **out, char *why,
+                             size_t why_size) {
     store_say(why, why_size, "ok");
     if (out != NULL) {
         *out = NULL;
     }
-    if (path == NULL || path[0] == '\0' || out == NULL) {
+    if (target == NULL || target[0] == '\0' || out == NULL) {
         store_say(why, why_size, "no database path given");
         return STORE_INVALID_ARG;
     }
-    store *s = calloc(1, sizeof *s);
-    if (s == NULL) {
-        store_say(why, why_size, "out of memory");
-        return STORE_NOMEM;
+    store_options o = {0};
+    if (opt != NULL) {
+        o = *opt;
     }
-    if (pthread_mutex_init(&s->lock, NULL) != 0) {
-        free(s);
-        store_say(why, why_size, "cannot create a mutex");
-        return STORE_NOMEM;
+    int pg = store_target_is_postgres(target);
+    if (o.connect_timeout_s == 0) {
+        o.connect_timeout_s = 2;
     }
+    if (o.op_timeout_ms == 0) {
+        o.op_timeout_ms = 5000;
+    }
+    if (o.backoff_max_ms == 0) {
+        o.backoff_max_ms = 2000;
+    }
+    if (o.idempotent == 0) {
+        o.idempotent = pg ? 1 : -1;
+    }
+    /* each backend copies o into its handle before it starts any thread */
+    return pg ? store_pg_open(target, &o, out, why, why_size)
+              : store_sqlite_open(target, &o, out, why, why_size);
+}
 
-    int rc = sqlite3_open_v2(
-        path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
-    if (rc != SQLITE_OK) {
-        store_say(why, why_size, "cannot open the database: %s", sqlite3_errstr(rc));
-        goto fail;
-    }
-    sqlite3_extended_result_codes(s->db, 1);
-    sqlite3_busy_timeout(s->db, STORE_BUSY_TIMEOUT_MS);
-
-    /* Read the version before touching anything: a file from a newer navd
-       (or one that is not a database at all) must be left exactly as it is. */
-    int v = 0;
-    rc = store_pragma_int(s->db, "PRAGMA user_version", &v);
-    if (rc != SQLITE_OK) {
-        store_say(why, why_size, "not a usable SQLite database: %s", sqlite3_errstr(rc));
-        goto fail;
-    }
-    if (v < 0 || v > STORE_SCHEMA_LATEST) {
-        store_say(why, why_size,
-                  "database schema version %d is newer than this navd supports (%d); "
-                  "refusing to open it",
-                  v, STORE_SCHEMA_LATEST);
-        rc = SQLITE_ERROR;
-        goto fail;
-    }
-
-    rc = store_enable_wal(s->db);
-    if (rc == SQLITE_OK) {
-        rc = store_exec(s->db, "PRAGMA synchronous=FULL");
-    }
-    if (rc == SQLITE_OK) {
-        rc = store_exec(s->db, "PRAGMA foreign_keys=ON");
-    }
-    if (rc == SQLITE_OK) {
-        rc = store_exec(s->db, "PRAGMA journal_size_limit=" STORE_WAL_LIMIT_BYTES);
-    }
-    if (rc != SQLITE_OK) {
-        store_say(why, why_size, "cannot enable WAL with synchronous=FULL: %s", sqlite3_errstr(rc));
-        goto fail;
-    }
-
-    store_status st = store_migrate(s->db, &s->schema_version, why, why_size);
-    if (st != STORE_OK) {
-        store_close(s);
-        return st;
-    }
-    if (s->schema_version > STORE_SCHEMA_LATEST) {
-        /* Another process upgraded the file between our check and our lock. */
-        store_say(why, why_size, "database schema version %d is newer than this navd supports",
-                  s->schema_version);
-        rc = SQLITE_ERROR;
-        goto fail;
-    }
-
-    for (int i = 0; i < ST_TX_COUNT; i++) {
-        rc = sqlite3_prepare_v3(s->db, store_tx_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->tx[i],
-                                NULL);
-        if (rc != SQLITE_OK) {
-            store_say(why, why_size, "cannot prepare a statement: %s", sqlite3_errmsg(s->db));
-            goto fail;
-        }
-    }
-    for (int k = 0; k < STORE_KIND_COUNT; k++) {
-        for (int i = 0; i < ST_COUNT; i++) {
-            char sql[256];
-            snprintf(sql, sizeof sql, store_stmt_sql[i], store_kind_tables[k]);
-            rc =
-                sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s->stmt[k][i], NULL);
-            if (rc != SQLITE_OK) {
-                store_say(why, why_size, "unexpected table layout: %s", sqlite3_errmsg(s->db));
-                goto fail;
-            }
-        }
-    }
-    *out = s;
-    return STORE_OK;
-
-fail:
-    store_close(s);
-    return store_from_sqlite(rc);
+store_status store_open_detail(const char *path, store **out, char *why, size_t why_size) {
+    return store_open_with(path, NULL, out, why, why_size);
 }
 
 store_status store_open(const char *path, store **out) {
-    return store_open_detail(path, out, NULL, 0);
+    return store_open_with(path, NULL, out, NULL, 0);
+}
+
+/* The caller guarantees no other thread is inside a store_ call on s. */
+void store_close(store *s) {
+    if (s != NULL) {
+        store_unwatch(s);
+        s->m->close(s);
+    }
 }
 
 /* ---- writes ---------------------------------------------------------------------------------- */
 
-/* Steps a write statement to completion and resets it. */
-static int store_step_done(sqlite3_stmt *st) {
-    int rc = sqlite3_step(st);
-    sqlite3_reset(st);
-    sqlite3_clear_bindings(st);
-    return rc == SQLITE_DONE ? SQLITE_OK : rc;
-}
-
-/* Binds a blob; a zero-length blob becomes X'' (NOT NULL holds) instead of
-   the SQL NULL that a NULL pointer would bind. */
-static int store_bind_blob(sqlite3_stmt *st, int idx, const void *blob, size_t len) {
-    if (len == 0) {
-        return sqlite3_bind_zeroblob(st, idx, 0);
-    }
-    return sqlite3_bind_blob64(st, idx, blob, (sqlite3_uint64)len, SQLITE_STATIC);
-}
-
-/* The body of store_put, inside BEGIN IMMEDIATE with the mutex held. */
-static int store_put_locked(store *s, store_kind kind, const char *name, const void *blob,
-                            size_t len, int64_t now_ms, store_meta *meta, int *created) {
-    sqlite3_stmt *find = s->stmt[kind][ST_FIND];
-    int rc = sqlite3_bind_text(find, 1, name, -1, SQLITE_STATIC);
-    int found = 0;
-    int64_t version = 0, created_ms = now_ms;
-    if (rc == SQLITE_OK) {
-        rc = sqlite3_step(find);
-        if (rc == SQLITE_ROW) {
-            found = 1;
-            version = sqlite3_column_int64(find, 0);
-            created_ms = sqlite3_column_int64(find, 1);
-            rc = SQLITE_OK;
-        } else if (rc == SQLITE_DONE) {
-            rc = SQLITE_OK;
-        }
-    }
-    sqlite3_reset(find);
-    sqlite3_clear_bindings(find);
-    if (rc != SQLITE_OK) {
-        return rc;
-    }
-
-    sqlite3_stmt *w = s->stmt[kind][found ? ST_UPDATE : ST_INSERT];
-    rc = sqlite3_bind_text(w, 1, name, -1, SQLITE_STATIC);
-    if (found) {
-        if (rc == SQLITE_OK) {
-            rc = sqlite3_bind_int64(w, 2, version + 1);
-        }
-        if (rc == SQLITE_OK) {
-            rc = sqlite3_bind_int64(w, 3, now_ms);
-        }
-        if (rc == SQLITE_OK) {
-            rc = store_bind_blob(w, 4, blob, len);
-        }
-    } else {
-        if (rc == SQLITE_OK) {
-            rc = sqlite3_bind_int64(w, 2, now_ms);
-        }
-        if (rc == SQLITE_OK) {
-            rc = store_bind_blob(w, 3, blob, len);
-        }
-    }
-    if (rc != SQLITE_OK) {
-        sqlite3_reset(w);
-        sqlite3_clear_bindings(w);
-        return rc;
-    }
-    rc = store_step_done(w);
-    if (rc != SQLITE_OK) {
-        return rc;
-    }
-    if (meta != NULL) {
-        memcpy(meta->name, name, strlen(name) + 1);
-        meta->version = found ? version + 1 : 1;
-        meta->created_ms = created_ms;
-        meta->updated_ms = now_ms;
-    }
-    if (created != NULL) {
-        *created = !found;
-    }
-    return SQLITE_OK;
-}
-
-/* Ends the transaction the way rc says: COMMIT on success (whose own failure
-   becomes the result), ROLLBACK otherwise. */
-static int store_finish(store *s, int rc) {
-    if (rc == SQLITE_OK) {
-        rc = store_step_done(s->tx[ST_COMMIT]);
-        if (rc == SQLITE_OK) {
-            return SQLITE_OK;
-        }
-    }
-    /* A failed COMMIT may have left the transaction open (SQLITE_BUSY) or
-       already rolled back (I/O error); only roll back what is still open. */
-    if (!sqlite3_get_autocommit(s->db)) {
-        store_step_done(s->tx[ST_ROLLBACK]);
-    }
-    return rc;
-}
-
 /*
- * Creates or replaces `name` in one BEGIN IMMEDIATE transaction (the write
- * lock is taken before the version is read, so two writers on the same file
- * cannot both read version N and both write N + 1). meta and created may be
- * NULL; blob may be NULL only when len is 0. now_ms must be >= 0.
+ * Creates or replaces `name` in one transaction. meta and created may be
+ * NULL; blob may be NULL only when len is 0. now_ms must be >= 0. On failure
+ * both outputs stay zeroed.
  */
 store_status store_put(store *s, store_kind kind, const char *name, const void *blob, size_t len,
                        int64_t now_ms, store_meta *meta, int *created) {
@@ -547,44 +163,26 @@ store_status store_put(store *s, store_kind kind, const char *name, const void *
         (blob == NULL && len != 0) || now_ms < 0) {
         return STORE_INVALID_ARG;
     }
-    pthread_mutex_lock(&s->lock);
-    int rc = store_step_done(s->tx[ST_BEGIN]);
-    if (rc == SQLITE_OK) {
-        rc = store_finish(s, store_put_locked(s, kind, name, blob, len, now_ms, meta, created));
-    }
-    pthread_mutex_unlock(&s->lock);
-    if (rc != SQLITE_OK) {
+    store_meta m;
+    int c = 0;
+    store_status st = s->m->put(s, kind, name, blob, len, now_ms, &m, &c);
+    if (st == STORE_OK) {
         if (meta != NULL) {
-            memset(meta, 0, sizeof *meta);
+            *meta = m;
         }
         if (created != NULL) {
-            *created = 0;
+            *created = c;
         }
     }
-    return store_from_sqlite(rc);
+    return st;
 }
 
-/* Deletes `name` (a single statement is its own transaction). */
+/* Deletes `name`; STORE_NOT_FOUND when absent. */
 store_status store_delete(store *s, store_kind kind, const char *name) {
     if (s == NULL || (unsigned)kind >= STORE_KIND_COUNT || !store_name_valid(name)) {
         return STORE_INVALID_ARG;
     }
-    pthread_mutex_lock(&s->lock);
-    sqlite3_stmt *st = s->stmt[kind][ST_DELETE];
-    int rc = sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-    int changed = 0;
-    if (rc == SQLITE_OK) {
-        rc = store_step_done(st);
-        changed = sqlite3_changes(s->db);
-    } else {
-        sqlite3_reset(st);
-        sqlite3_clear_bindings(st);
-    }
-    pthread_mutex_unlock(&s->lock);
-    if (rc != SQLITE_OK) {
-        return store_from_sqlite(rc);
-    }
-    return changed > 0 ? STORE_OK : STORE_NOT_FOUND;
+    return s->m->del(s, kind, name);
 }
 
 /* ---- reads ----------------------------------------------------------------------------------- */
@@ -592,7 +190,8 @@ store_status store_delete(store *s, store_kind kind, const char *name) {
 /*
  * Reads one entry. meta may be NULL; blob and len are both NULL (metadata
  * only) or both given, and then *blob is malloc'd (never NULL on success,
- * even for an empty blob) and must be freed by the caller.
+ * even for an empty blob) and must be freed by the caller. Outputs are
+ * zeroed on failure.
  */
 store_status store_get(store *s, store_kind kind, const char *name, store_meta *meta, void **blob,
                        size_t *len) {
@@ -609,51 +208,17 @@ store_status store_get(store *s, store_kind kind, const char *name, store_meta *
         (blob == NULL) != (len == NULL)) {
         return STORE_INVALID_ARG;
     }
-    pthread_mutex_lock(&s->lock);
-    sqlite3_stmt *st = s->stmt[kind][ST_GET];
-    store_status out = STORE_OK;
-    int rc = sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK) {
-        rc = sqlite3_step(st);
-    }
-    if (rc == SQLITE_DONE) {
-        out = STORE_NOT_FOUND;
-    } else if (rc != SQLITE_ROW) {
-        out = store_from_sqlite(rc);
-    } else {
-        out = store_row_meta(st, meta);
-        if (out == STORE_OK && blob != NULL) {
-            const void *src = sqlite3_column_blob(st, 4);
-            size_t n = (size_t)sqlite3_column_bytes(st, 4);
-            if (src == NULL && n > 0) {
-                out = STORE_NOMEM; /* SQLite could not materialize the value */
-            } else {
-                void *copy = malloc(n > 0 ? n : 1);
-                if (copy == NULL) {
-                    out = STORE_NOMEM;
-                } else {
-                    if (n > 0) {
-                        memcpy(copy, src, n);
-                    }
-                    *blob = copy;
-                    *len = n;
-                }
-            }
-        }
-    }
-    sqlite3_reset(st);
-    sqlite3_clear_bindings(st);
-    pthread_mutex_unlock(&s->lock);
-    if (out != STORE_OK && meta != NULL) {
+    store_status st = s->m->get(s, kind, name, meta, blob, len);
+    if (st != STORE_OK && meta != NULL) {
         memset(meta, 0, sizeof *meta);
     }
-    return out;
+    return st;
 }
 
 /*
- * Calls fn per entry in name order (byte order of the names). The whole walk
- * is one SELECT, so it sees one consistent snapshot, and the handle's mutex
- * is held throughout: fn must not call back into the same store handle.
+ * Calls fn per entry in name order (byte order of the names), over one
+ * consistent snapshot. The handle's mutex is held throughout: fn must not
+ * call back into the same store handle.
  */
 store_status store_each(store *s, store_kind kind, store_each_fn fn, void *ctx, int *fn_result) {
     if (fn_result != NULL) {
@@ -662,73 +227,76 @@ store_status store_each(store *s, store_kind kind, store_each_fn fn, void *ctx, 
     if (s == NULL || (unsigned)kind >= STORE_KIND_COUNT || fn == NULL) {
         return STORE_INVALID_ARG;
     }
-    static const unsigned char empty[1] = {0};
-    pthread_mutex_lock(&s->lock);
-    sqlite3_stmt *st = s->stmt[kind][ST_EACH];
-    store_status out = STORE_OK;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        store_meta meta;
-        out = store_row_meta(st, &meta);
-        if (out != STORE_OK) {
-            break;
-        }
-        const void *b = sqlite3_column_blob(st, 4);
-        size_t n = (size_t)sqlite3_column_bytes(st, 4);
-        if (b == NULL && n > 0) {
-            out = STORE_NOMEM;
-            break;
-        }
-        int r = fn(ctx, &meta, b != NULL ? b : empty, n);
-        if (r != 0) {
-            if (fn_result != NULL) {
-                *fn_result = r;
-            }
-            break;
-        }
-    }
-    if (out == STORE_OK && rc != SQLITE_ROW && rc != SQLITE_DONE) {
-        out = store_from_sqlite(rc);
-    }
-    sqlite3_reset(st);
-    pthread_mutex_unlock(&s->lock);
-    return out;
+    return s->m->each(s, kind, 1, fn, ctx, fn_result);
 }
 
-/* PRAGMA integrity_check answers a single row "ok" when all is well, else one
-   row per problem found. */
+store_status store_each_meta(store *s, store_kind kind, store_each_fn fn, void *ctx,
+                             int *fn_result) {
+    if (fn_result != NULL) {
+        *fn_result = 0;
+    }
+    if (s == NULL || (unsigned)kind >= STORE_KIND_COUNT || fn == NULL) {
+        return STORE_INVALID_ARG;
+    }
+    return s->m->each(s, kind, 0, fn, ctx, fn_result);
+}
+
+/* SQLite: PRAGMA integrity_check says "ok". PostgreSQL: the schema is the
+   one this navd knows and a query round trip works. */
 store_status store_check(store *s) {
     if (s == NULL) {
         return STORE_INVALID_ARG;
     }
-    pthread_mutex_lock(&s->lock);
-    sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(s->db, "PRAGMA integrity_check", -1, &st, NULL);
-    store_status out = STORE_OK;
-    if (rc == SQLITE_OK) {
-        int rows = 0, ok = 0;
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-            const char *text = (const char *)sqlite3_column_text(st, 0);
-            rows++;
-            ok = text != NULL && strcmp(text, "ok") == 0;
-        }
-        if (rc != SQLITE_DONE) {
-            out = store_from_sqlite(rc);
-        } else if (rows != 1 || !ok) {
-            out = STORE_IO;
-        }
-    } else {
-        out = store_from_sqlite(rc);
-    }
-    sqlite3_finalize(st);
-    pthread_mutex_unlock(&s->lock);
-    return out;
+    return s->m->check(s);
 }
 
-/* The user_version reached by store_open's migrations; -1 for NULL. */
+/* The version reached by store_open's migrations; -1 for NULL. */
 int store_schema_version(store *s) {
     if (s == NULL) {
         return -1;
     }
     return s->schema_version;
+}
+
+/* ---- state ----------------------------------------------------------------------------------- */
+
+const char *store_backend(store *s) {
+    return s != NULL ? s->m->name : "none";
+}
+
+int store_connected(store *s) {
+    return s != NULL && s->m->connected(s);
+}
+
+void store_describe(store *s, char *buf, size_t size) {
+    if (buf == NULL || size == 0) {
+        return;
+    }
+    buf[0] = '\0';
+    if (s != NULL) {
+        s->m->describe(s, buf, size);
+    }
+}
+
+store_status store_watch(store *s, store_watch_fn fn, void *ctx) {
+    if (s == NULL || fn == NULL) {
+        return STORE_INVALID_ARG;
+    }
+    return s->m->watch(s, fn, ctx);
+}
+
+void store_unwatch(store *s) {
+    if (s != NULL) {
+        s->m->unwatch(s);
+    }
+}
+
+void store_get_stats(store *s, store_stats *out) {
+    if (out == NULL) {
+        return;
+    }
+    memset(out, 0, sizeof *out);
+    if (s != NULL) {
+        s->m->stats(s, out);
+    }
 }

@@ -1,5 +1,11 @@
 /*
- * check_store: the storage module against real SQLite files under /tmp.
+ * check_store: the storage module against real SQLite files under /tmp and,
+ * in the "postgres" test case, the same tests against a throwaway
+ * PostgreSQL (tests/test_cluster.h; skipped with a message when its binaries
+ * are absent). Each test gets a fresh store: a new file, or a new database
+ * in the one cluster the case starts. File-specific tests (migrating a file,
+ * refusing garbage, SQLite's allocator) run on SQLite only; the PostgreSQL
+ * specifics (notifications, reconnection) are in check_store_pg.c.
  *
  * Covers the store's promises one by one: versions and timestamps across
  * create / replace / delete, name order, reopen, migrations from an empty
@@ -23,25 +29,47 @@
 #include <unistd.h>
 
 #include "storage/store.h"
+#include "tests/test_cluster.h"
 
 /* Declared here for -Wmissing-prototypes; "extern" keeps the line out of the
    Makefile's suite discovery, which matches lines starting "Suite *". */
 extern Suite *store_suite(void);
 
-/* The schema has two migration steps (v1: table navmeshes; v2: levels and
-   volumes), so a freshly migrated file is at user_version 2. Bump with every
-   new step. */
-#define LATEST_SCHEMA 2
+/* The PostgreSQL cluster of the "postgres" case (started once by its
+   unchecked fixture, in the runner before the tests fork), and whether the
+   test running is in that case. */
+static tc_pg g_pg;
+static int g_pg_mode;
+static char g_pg_failed[256];
 
-/* ---- temporary database files ---------------------------------------------------------------- */
+/* SQLite: two migration steps (v1: table navmeshes; v2: levels and
+   volumes), so a freshly migrated file is at user_version 2. PostgreSQL:
+   one step (every kind in one table). Bump with every new step. */
+#define LATEST_SCHEMA (g_pg_mode ? 1 : 2)
+
+/* ---- temporary stores ------------------------------------------------------------------------ */
 
 typedef struct tmpdb {
-    char path[64];
+    char path[160]; /* a file, or a connection string */
+    char dbname[40];
 } tmpdb;
 
-/* Creates an empty, uniquely named file (an empty file is a valid, empty
-   SQLite database, which is what a first start sees). */
+/* SQLite: an empty, uniquely named file (an empty file is a valid, empty
+   SQLite database, which is what a first start sees). PostgreSQL: a new,
+   empty database. */
 static void tmpdb_make(tmpdb *t) {
+    memset(t, 0, sizeof *t);
+    if (g_pg_mode) {
+        static unsigned seq;
+        ck_assert_msg(!g_pg_failed[0], "PostgreSQL: %s", g_pg_failed);
+        snprintf(t->dbname, sizeof t->dbname, "t%d_%u", (int)getpid(), ++seq);
+        char sql[96];
+        snprintf(sql, sizeof sql, "CREATE DATABASE %s", t->dbname);
+        ck_assert_int_eq(tc_pg_exec(&g_pg, sql), 0);
+        snprintf(t->path, sizeof t->path, "postgresql://navd@127.0.0.1:%d/%s", g_pg.port,
+                 t->dbname);
+        return;
+    }
     snprintf(t->path, sizeof t->path, "/tmp/navd-check-store-XXXXXX");
     int fd = mkstemp(t->path);
     ck_assert_msg(fd >= 0, "mkstemp: %s", strerror(errno));
@@ -49,9 +77,15 @@ static void tmpdb_make(tmpdb *t) {
 }
 
 static void tmpdb_remove(const tmpdb *t) {
+    if (t->dbname[0]) {
+        char sql[96];
+        snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s WITH (FORCE)", t->dbname);
+        tc_pg_exec(&g_pg, sql);
+        return;
+    }
     static const char *const suffix[] = {"", "-wal", "-shm", "-journal"};
     for (size_t i = 0; i < sizeof suffix / sizeof suffix[0]; i++) {
-        char p[80];
+        char p[180];
         snprintf(p, sizeof p, "%s%s", t->path, suffix[i]);
         unlink(p);
     }
@@ -1048,6 +1082,106 @@ START_TEST(t_alloc_failure) {
 }
 END_TEST
 
+/* ---- idempotent puts and the backend's choice ------------------------------------------------ */
+
+static store *open_opts(const tmpdb *t, int idempotent) {
+    store_options o = {.idempotent = idempotent};
+    store *s = NULL;
+    char why[256];
+    store_status st = store_open_with(t->path, &o, &s, why, sizeof why);
+    ck_assert_msg(st == STORE_OK, "store_open_with: %s (%s)", store_status_text(st), why);
+    return s;
+}
+
+START_TEST(t_idempotent) {
+    tmpdb t;
+    tmpdb_make(&t);
+    /* On: an identical put at t = 200 changes nothing: version 1, updated
+       still 100, created 0 (the name exists); a different blob is version 2;
+       putting the first blob again is a change again (version 3). */
+    store *s = open_opts(&t, 1);
+    store_meta m;
+    int created = -1;
+    ck_assert_int_eq(store_put(s, STORE_NAVMESH, "same", "abc", 3, 100, &m, &created), STORE_OK);
+    ck_assert_int_eq(m.version, 1);
+    ck_assert_int_eq(created, 1);
+    ck_assert_int_eq(store_put(s, STORE_NAVMESH, "same", "abc", 3, 200, &m, &created), STORE_OK);
+    ck_assert_int_eq(m.version, 1);
+    ck_assert_int_eq(m.created_ms, 100);
+    ck_assert_int_eq(m.updated_ms, 100);
+    ck_assert_int_eq(created, 0);
+    ck_assert_str_eq(m.name, "same");
+    ck_assert_int_eq(store_put(s, STORE_NAVMESH, "same", "abd", 3, 300, &m, &created), STORE_OK);
+    ck_assert_int_eq(m.version, 2);
+    ck_assert_int_eq(store_put(s, STORE_NAVMESH, "same", "abc", 3, 400, &m, &created), STORE_OK);
+    ck_assert_int_eq(m.version, 3);
+    ck_assert_int_eq(m.updated_ms, 400);
+    /* a prefix is not the same content */
+    ck_assert_int_eq(store_put(s, STORE_NAVMESH, "same", "ab", 2, 500, &m, &created), STORE_OK);
+    ck_assert_int_eq(m.version, 4);
+    /* the same bytes under another kind are another entry */
+    ck_assert_int_eq(store_put(s, STORE_LEVEL, "same", "ab", 2, 600, &m, &created), STORE_OK);
+    ck_assert_int_eq(m.version, 1);
+    ck_assert_int_eq(created, 1);
+    expect_entry(s, "same", 4, "ab");
+    store_close(s);
+
+    /* Off (-1): every put is a new version, identical or not. */
+    s = open_opts(&t, -1);
+    ck_assert_int_eq(store_put(s, STORE_NAVMESH, "same", "ab", 2, 700, &m, &created), STORE_OK);
+    ck_assert_int_eq(m.version, 5);
+    store_close(s);
+
+    /* Default: on for PostgreSQL, off for SQLite (unchanged behaviour). */
+    s = open_ok(&t);
+    ck_assert_int_eq(store_put(s, STORE_NAVMESH, "same", "ab", 2, 800, &m, &created), STORE_OK);
+    ck_assert_int_eq(m.version, g_pg_mode ? 5 : 6);
+    ck_assert_str_eq(store_backend(s), g_pg_mode ? "postgres" : "sqlite");
+    ck_assert_int_eq(store_connected(s), 1);
+    store_close(s);
+    tmpdb_remove(&t);
+}
+END_TEST
+
+START_TEST(t_target_kind) {
+    /* Which backend a --db value selects, case by case. */
+    static const struct {
+        const char *target;
+        int pg;
+    } cases[] = {
+        {"postgres://navd@db:5432/navd", 1},
+        {"postgresql://u:secret@h1:5432,h2:5432/navd?target_session_attrs=read-write", 1},
+        {"host=db1,db2 dbname=navd target_session_attrs=read-write", 1},
+        {"  dbname = navd", 1},
+        {"data/navd.db", 0},
+        {"/var/lib/navd/navd.db", 0},
+        {"./host=x.db", 0},
+        {"navd.db", 0},
+        {"Host=x", 0}, /* keywords are lower case */
+        {"=x", 0},
+        {"postgres:/x", 0},
+        {"", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        ck_assert_msg(store_target_is_postgres(cases[i].target) == cases[i].pg, "%s",
+                      cases[i].target);
+    ck_assert_int_eq(store_target_is_postgres(NULL), 0);
+}
+END_TEST
+
+/* The "postgres" case's cluster, started once in the runner (not per test). */
+static void pg_case_setup(void) {
+    char why[200] = "";
+    if (tc_pg_start(&g_pg, why, sizeof why) != 0)
+        snprintf(g_pg_failed, sizeof g_pg_failed, "%s", why);
+    g_pg_mode = 1;
+}
+
+static void pg_case_teardown(void) {
+    tc_pg_destroy(&g_pg);
+    g_pg_mode = 0;
+}
+
 Suite *store_suite(void) {
     Suite *s = suite_create("store");
     TCase *basic = tcase_create("basic");
@@ -1061,6 +1195,8 @@ Suite *store_suite(void) {
     tcase_add_test(basic, t_invalid_args);
     tcase_add_test(basic, t_integrity_ok);
     tcase_add_test(basic, t_kinds_are_separate);
+    tcase_add_test(basic, t_idempotent);
+    tcase_add_test(basic, t_target_kind);
     suite_add_tcase(s, basic);
 
     TCase *files = tcase_create("files");
@@ -1081,10 +1217,36 @@ Suite *store_suite(void) {
     /* Each put here is an fsync: seconds on a disk shared with parallel
        builds, so do not depend on Check's 4 s default. */
     TCase *dur = tcase_create("durability");
-    tcase_set_timeout(dur, 60);
+    tcase_set_timeout(dur, 300); /* the allocation-failure walk opens and fsyncs a database per
+                                    step: minutes on a loaded machine */
     tcase_add_test(dur, t_durable_exit_without_close);
     tcase_add_test(dur, t_durable_sigkill_mid_stream);
     tcase_add_test(dur, t_alloc_failure);
     suite_add_tcase(s, dur);
+
+    /* The same tests on PostgreSQL, when its binaries are installed. */
+    char why[200];
+    if (tc_pg_available(why, sizeof why) != 0) {
+        printf("skip: store tests on PostgreSQL: %s\n", why);
+        return s;
+    }
+    TCase *pg = tcase_create("postgres");
+    tcase_set_timeout(pg, 120);
+    tcase_add_unchecked_fixture(pg, pg_case_setup, pg_case_teardown);
+    tcase_add_test(pg, t_create_replace);
+    tcase_add_test(pg, t_empty_and_binary_blob);
+    tcase_add_test(pg, t_delete);
+    tcase_add_test(pg, t_get_missing);
+    tcase_add_test(pg, t_each_order);
+    tcase_add_test(pg, t_reopen);
+    tcase_add_test(pg, t_invalid_args);
+    tcase_add_test(pg, t_integrity_ok);
+    tcase_add_test(pg, t_kinds_are_separate);
+    tcase_add_test(pg, t_idempotent);
+    tcase_add_test(pg, t_concurrent_one_handle);
+    tcase_add_test(pg, t_concurrent_two_handles);
+    tcase_add_test(pg, t_durable_exit_without_close);
+    tcase_add_test(pg, t_durable_sigkill_mid_stream);
+    suite_add_tcase(s, pg);
     return s;
 }
