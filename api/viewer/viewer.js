@@ -17,8 +17,9 @@
  *   uses the height of the nearest polygon; the service then snaps it within
  *   the default extents [2, 4, 2].
  * - Connected components are computed here from the exported mesh: polygons
- *   sharing an edge (vertices welded within 1e-4 m) or joined by an off-mesh
- *   link (counted two-way, as the metadata's `components` is).
+ *   sharing an edge (shared indices of navd's welded binary export; the JSON
+ *   fallback is welded here within 1e-4 m) or joined by an off-mesh link
+ *   (counted two-way, as the metadata's `components` is).
  *
  * For tests the root element #app carries data attributes (data-mesh,
  * data-ready, data-path-corners, data-path-status, data-agents,
@@ -33,6 +34,7 @@
   const canvas = $('view');
   let ctx = canvas.getContext('2d'); /* swapped for the static layer's while it renders */
 
+  const TOOLS = ['path', 'raycast', 'reach', 'agents', 'batch', 'nearest'];
   const MAX_STEP_DT = 0.1; /* s of real time per step request, before the speed multiplier */
   const AGENT_COLORS = ['#ffd166', '#06d6a0', '#ef476f', '#7bdff2', '#f4a261', '#c77dff', '#90be6d', '#ff8fab'];
 
@@ -55,6 +57,11 @@
     target: null,
     sim: { running: true, speed: 1, inflight: false, lastSent: 0, steps: 0, ms: 0, traversals: 0 },
     nextAgentId: 1,
+    profile: '', /* the agent profile chosen; '' = the mesh's default (its first) */
+    level: null, /* the level overlay: {key, name, version, tris (world xyz, 9 per triangle), ntri} */
+    levelSeq: 0,
+    batch: { pairs: [], pending: null, result: null, ms: 0, seq: 0, runs: 0 },
+    nearest: { point: null, result: null, ms: 0 },
     dirty: true,
     errors: 0,
   };
@@ -73,8 +80,10 @@
    * One request to navd. Resolves to {data, ms, status}; rejects with an
    * ApiError carrying the contract's error code and message (or a synthetic
    * code for network failures and malformed bodies), never a bare exception.
+   * `raw`: a successful body is returned as text (an OBJ export), or as an
+   * ArrayBuffer when raw is 'bin'.
    */
-  async function api(method, path, body, contentType) {
+  async function api(method, path, body, contentType, raw) {
     const headers = {};
     let payload;
     if (body instanceof Blob) {
@@ -89,12 +98,17 @@
     let res, text;
     try {
       res = await fetch(path, { method, headers, body: payload, cache: 'no-store' });
+      if (raw === 'bin' && res.ok) {
+        const buf = await res.arrayBuffer();
+        return { data: buf, ms: performance.now() - t0, status: res.status };
+      }
       text = await res.text();
     } catch (e) {
       throw new ApiError('network', `cannot reach navd (${e.message})`, 0);
     }
     const ms = performance.now() - t0;
     let data = null;
+    if (raw && res.ok) return { data: text, ms, status: res.status };
     if (text) {
       try {
         data = JSON.parse(text);
@@ -162,7 +176,7 @@
   class Poly {
     constructor(id, ids, x0, x1, z0, z1, y, area, sign) {
       this.id = id; this.ids = ids; this.x0 = x0; this.x1 = x1; this.z0 = z0; this.z1 = z1;
-      this.y = y; this.area = area; this.sign = sign; this.comp = 0; this.neighbours = [];
+      this.y = y; this.area = area; this.sign = sign; this.comp = 0;
       this.mesh = null; this.outline = null;
     }
 
@@ -178,35 +192,112 @@
   }
 
   /*
-   * Turns the upload-format JSON into what drawing and picking need:
+   * The exported mesh as flat arrays, from either export:
+   *   {verts (3 per vertex), polyStart (npolys + 1), polyVerts, areas (one per
+   *    polygon), links, detail: null | {verts, tris (3 per), ranges (first,
+   *    count per polygon)}}
+   * ?format=bin gives these arrays as they are (views on the response, no
+   * parsing: see api/openapi.yaml); ?format=json is converted.
+   */
+  function geometryFromBin(buf) {
+    const dv = new DataView(buf);
+    const magic = String.fromCharCode(dv.getUint8(0), dv.getUint8(1), dv.getUint8(2), dv.getUint8(3));
+    if (buf.byteLength < 36 || magic !== 'NAVB' || dv.getUint32(4, true) !== 1)
+      throw new ApiError('bad_response', 'the binary export is not NAVB version 1', 200);
+    const [nv, np, nidx, ndv, ndt, hasDetail, linksLen] = [8, 12, 16, 20, 24, 28, 32].map((o) => dv.getUint32(o, true));
+    /* Typed-array views read the host's byte order; every browser in use is
+       little-endian, as the format is. Sections are 4-byte aligned. */
+    let off = 36;
+    const take = (Type, n, bytes) => { const a = new Type(buf, off, n); off += bytes; return a; };
+    const g = { welded: true };
+    g.verts = take(Float32Array, nv * 3, nv * 12);
+    g.polyStart = take(Uint32Array, np + 1, (np + 1) * 4);
+    g.polyVerts = take(Uint32Array, nidx, nidx * 4);
+    g.areas = take(Uint8Array, np, Math.ceil(np / 4) * 4);
+    g.detail = null;
+    if (hasDetail) {
+      const verts = take(Float32Array, ndv * 3, ndv * 12);
+      const tris = take(Uint32Array, ndt * 3, ndt * 12);
+      const ranges = take(Uint32Array, np * 2, np * 8);
+      g.detail = { verts, tris, ranges };
+    }
+    g.links = linksLen ? JSON.parse(new TextDecoder().decode(new Uint8Array(buf, off, linksLen))) : [];
+    return g;
+  }
+
+  function geometryFromJson(json) {
+    const V = json.vertices || [], P = json.polygons || [];
+    const g = { verts: new Float64Array(V.length * 3), polyStart: new Uint32Array(P.length + 1), areas: new Uint8Array(P.length), links: json.links || [], detail: null };
+    V.forEach((v, i) => g.verts.set(v.slice(0, 3), i * 3));
+    let n = 0;
+    P.forEach((ids, p) => { g.polyStart[p] = n; n += ids.length; });
+    g.polyStart[P.length] = n;
+    g.polyVerts = new Uint32Array(n);
+    P.forEach((ids, p) => g.polyVerts.set(ids, g.polyStart[p]));
+    (json.areas || []).forEach((a, p) => { if (p < P.length) g.areas[p] = a; });
+    const d = json.detail;
+    if (d && Array.isArray(d.triangles) && Array.isArray(d.polygon_triangles)) {
+      g.detail = {
+        verts: Float64Array.from((d.vertices || []).flatMap((v) => v.slice(0, 3))),
+        tris: Uint32Array.from(d.triangles.flatMap((t) => t.slice(0, 3))),
+        ranges: Uint32Array.from(P.map((_, p) => d.polygon_triangles[p] || [0, 0]).flat()),
+      };
+    }
+    return g;
+  }
+
+  /* Loads the chosen profile's geometry: the binary export, or the JSON one
+     from a navd without it (400 on format=bin). */
+  async function fetchGeometry(name) {
+    const q = exportQuery().replace('format=json', 'format=bin');
+    try {
+      const g = geometryFromBin((await api('GET', meshUrl(name, q), undefined, undefined, 'bin')).data);
+      state.perf.format = 'bin';
+      return g;
+    } catch (e) {
+      if (!(e instanceof ApiError) || e.status !== 400 || !/format/.test(e.message)) throw e;
+      state.perf.format = 'json';
+      return geometryFromJson((await api('GET', meshUrl(name, exportQuery()))).data || {});
+    }
+  }
+
+  /*
+   * Turns the exported geometry (see geometryFromBin) into what drawing and picking need:
    * per-polygon outlines, bounds, mean height, xz area, neighbours (edges
    * shared after welding), boundary edges, link endpoints' polygons and
    * connected components.
    */
-  function prepareMesh(json) {
-    const V = json.vertices || [];
-    const P = json.polygons || [];
-    const nv = V.length;
+  function prepareMesh(geo) {
+    /* Where the time goes, per stage, for the browser test's large-mesh figures. */
+    const parts = {}, tick = ((t) => (name) => { const n = performance.now(); parts[name] = +(n - t).toFixed(1); t = n; })(performance.now());
+    state.perf.parts = parts;
+    const V = geo.verts, PS = geo.polyStart, PV = geo.polyVerts;
+    const nv = V.length / 3, npolys = PS.length - 1;
     const vx = new Float64Array(nv), vy = new Float64Array(nv), vz = new Float64Array(nv);
     const weld = new Int32Array(nv);
-    /* Welding within 1e-4 m: vertices sorted by their rounded coordinates,
-       equal neighbours share the first index. A sort of typed indices is an
-       order of magnitude faster than a Map of string keys on 100,000-polygon
-       meshes (load time is most of what a large mesh costs). */
-    const rx = new Float64Array(nv), ry = new Float64Array(nv), rz = new Float64Array(nv);
-    for (let i = 0; i < nv; i++) {
-      vx[i] = V[i][0]; vy[i] = V[i][1]; vz[i] = V[i][2];
-      rx[i] = Math.round(vx[i] * 1e4); ry[i] = Math.round(vy[i] * 1e4); rz[i] = Math.round(vz[i] * 1e4);
+    for (let i = 0; i < nv; i++) { vx[i] = V[3 * i]; vy[i] = V[3 * i + 1]; vz[i] = V[3 * i + 2]; weld[i] = i; }
+    if (!geo.welded) {
+      /* Welding within 1e-4 m: vertices sorted by their rounded coordinates,
+         equal neighbours share the first index. A sort of typed indices is an
+         order of magnitude faster than a Map of string keys on 100,000-polygon
+         meshes. The binary export skips this: navd welded the mesh when it was
+         built (uploads and bakes alike), so a shared edge is a shared pair of
+         indices there, exactly as the service's own adjacency sees it. */
+      const rx = new Float64Array(nv), ry = new Float64Array(nv), rz = new Float64Array(nv);
+      for (let i = 0; i < nv; i++) { rx[i] = Math.round(vx[i] * 1e4); ry[i] = Math.round(vy[i] * 1e4); rz[i] = Math.round(vz[i] * 1e4); }
+      const order = new Int32Array(nv).map((_, i) => i);
+      order.sort((a, b) => rx[a] - rx[b] || ry[a] - ry[b] || rz[a] - rz[b] || a - b);
+      for (let k = 0; k < nv; k++) {
+        const i = order[k], j = k ? order[k - 1] : -1;
+        weld[i] = j >= 0 && rx[i] === rx[j] && ry[i] === ry[j] && rz[i] === rz[j] ? weld[j] : i;
+      }
     }
-    const order = new Int32Array(nv).map((_, i) => i);
-    order.sort((a, b) => rx[a] - rx[b] || ry[a] - ry[b] || rz[a] - rz[b] || a - b);
-    for (let k = 0; k < nv; k++) {
-      const i = order[k], j = k ? order[k - 1] : -1;
-      weld[i] = j >= 0 && rx[i] === rx[j] && ry[i] === ry[j] && rz[i] === rz[j] ? weld[j] : i;
-    }
+    tick('weld');
     let minY = Infinity, maxY = -Infinity;
     let minX = Infinity, maxX = -Infinity, minZ = Infinity, maxZ = -Infinity;
-    const polys = P.map((ids, p) => {
+    const polys = new Array(npolys);
+    for (let p = 0; p < npolys; p++) {
+      const ids = PV.subarray(PS[p], PS[p + 1]);
       let x0 = Infinity, x1 = -Infinity, z0 = Infinity, z1 = -Infinity, ys = 0, area2 = 0;
       for (let k = 0; k < ids.length; k++) {
         const a = ids[k], b = ids[(k + 1) % ids.length];
@@ -218,46 +309,99 @@
       }
       minX = Math.min(minX, x0); maxX = Math.max(maxX, x1);
       minZ = Math.min(minZ, z0); maxZ = Math.max(maxZ, z1);
-      return new Poly(p, ids, x0, x1, z0, z1, ys / ids.length, Math.abs(area2) / 2, area2 >= 0 ? 1 : -1);
-    });
+      polys[p] = new Poly(p, ids, x0, x1, z0, z1, ys / ids.length, Math.abs(area2) / 2, area2 >= 0 ? 1 : -1);
+    }
     if (!polys.length) { minX = maxX = minZ = maxZ = minY = maxY = 0; }
 
-    /* Edges: an edge (after welding) used by two polygons joins them. */
-    const edges = new Map();
-    polys.forEach((poly) => {
-      const ids = poly.ids;
-      for (let k = 0; k < ids.length; k++) {
-        const a = weld[ids[k]], b = weld[ids[(k + 1) % ids.length]];
-        const key = a < b ? a * nv + b : b * nv + a; /* exact below 2^53 */
-        const list = edges.get(key);
-        if (list) list.push(poly.id); else edges.set(key, [poly.id]);
-      }
-    });
-    const boundary = [];
-    const boundaryIdx = []; /* the same edges as vertex index pairs, for the 3-D view */
-    const inner = [];
-    edges.forEach((list, key) => {
-      const a = Math.floor(key / nv), b = key - a * nv;
-      const seg = [vx[a], vz[a], vx[b], vz[b]];
-      if (list.length === 1) { boundary.push(seg); boundaryIdx.push(a, b); }
-      else {
-        inner.push(seg);
-        for (let i = 0; i < list.length; i++)
-          for (let j = 0; j < list.length; j++)
-            if (i !== j) polys[list[i]].neighbours.push(list[j]);
-      }
-    });
+    tick('polys');
+    /* Components: union-find over shared edges and links (links two-way);
+       the root is the smallest index, so the result is independent of the
+       order of unions. */
+    const parent = new Int32Array(polys.length).map((_, i) => i);
+    const find = (i) => { while (parent[i] !== i) { parent[i] = parent[parent[i]]; i = parent[i]; } return i; };
+    const union = (a, b) => { const ra = find(a), rb = find(b); if (ra !== rb) parent[Math.max(ra, rb)] = Math.min(ra, rb); };
 
+    /* Edges: an edge (after welding) used by two polygons joins them.
+       boundary and inner are flat [x0, z0, x1, z1, ...] segment lists in
+       typed arrays sized for the worst case (growing plain arrays by
+       800,000 pushes cost more than finding the edges). */
+    const np = polys.length;
+    let nedges = 0;
+    for (const p of polys) nedges += p.ids.length;
+    let boundary = new Float64Array(nedges * 4), inner = new Float64Array(nedges * 4);
+    let boundaryIdx = new Uint32Array(nedges * 2); /* the boundary as vertex index pairs, for the 3-D view */
+    let nb = 0, ni = 0;
+    const emit = (e, owners) => {
+      const a = Math.floor(e / nv), b = e - a * nv;
+      if (owners.length === 1) {
+        boundary[4 * nb] = vx[a]; boundary[4 * nb + 1] = vz[a]; boundary[4 * nb + 2] = vx[b]; boundary[4 * nb + 3] = vz[b];
+        boundaryIdx[2 * nb] = a; boundaryIdx[2 * nb + 1] = b;
+        nb++;
+        return;
+      }
+      inner[4 * ni] = vx[a]; inner[4 * ni + 1] = vz[a]; inner[4 * ni + 2] = vx[b]; inner[4 * ni + 3] = vz[b];
+      ni++;
+      for (let i = 1; i < owners.length; i++) union(owners[0], owners[i]);
+    };
+    if (nv * nv * Math.max(np, 1) < 2 ** 53) {
+      /* Each polygon edge as one number, (a·nv + b)·np + polygon (a ≤ b,
+         welded), sorted natively: equal edges end up side by side. Five
+         times faster than a Map of edge keys on 100,000 polygons (loading
+         is most of what a large mesh costs). Exact below 2^53. */
+      const keys = new Float64Array(nedges);
+      let k = 0;
+      for (const p of polys) {
+        const ids = p.ids;
+        for (let i = 0; i < ids.length; i++) {
+          const a = weld[ids[i]], b = weld[ids[(i + 1) % ids.length]];
+          keys[k++] = (a < b ? a * nv + b : b * nv + a) * np + p.id;
+        }
+      }
+      keys.sort();
+      const owners = [];
+      for (let i = 0; i < nedges;) {
+        const pid = keys[i] % np, e = (keys[i] - pid) / np;
+        owners.length = 0;
+        owners.push(pid);
+        let j = i + 1;
+        for (; j < nedges; j++) {
+          const q = keys[j] % np;
+          if ((keys[j] - q) / np !== e) break;
+          owners.push(q);
+        }
+        emit(e, owners);
+        i = j;
+      }
+    } else {
+      /* Millions of vertices and polygons: keys beyond 2^53, so a Map. */
+      const edges = new Map();
+      for (const p of polys) {
+        const ids = p.ids;
+        for (let i = 0; i < ids.length; i++) {
+          const a = weld[ids[i]], b = weld[ids[(i + 1) % ids.length]];
+          const key = a < b ? a * nv + b : b * nv + a;
+          const list = edges.get(key);
+          if (list) list.push(p.id); else edges.set(key, [p.id]);
+        }
+      }
+      edges.forEach((list, key) => emit(key, list));
+    }
+    boundary = boundary.slice(0, 4 * nb);
+    inner = inner.slice(0, 4 * ni);
+    boundaryIdx = boundaryIdx.slice(0, 2 * nb);
+
+    tick('edges');
     /* Detail triangles, when present, give exact heights. */
+    /* tris index the polygon vertices first, then the detail vertices. */
     let detail = null;
-    if (json.detail && Array.isArray(json.detail.triangles) && Array.isArray(json.detail.polygon_triangles)) {
-      const dv = json.detail.vertices || [];
-      const dvert = (i) => (i < nv ? [vx[i], vy[i], vz[i]] : dv[i - nv]);
-      detail = { tris: json.detail.triangles, ranges: json.detail.polygon_triangles, vert: dvert };
+    if (geo.detail) {
+      const D = geo.detail, dv = D.verts;
+      const vert = (i) => (i < nv ? [vx[i], vy[i], vz[i]] : [dv[3 * (i - nv)], dv[3 * (i - nv) + 1], dv[3 * (i - nv) + 2]]);
+      detail = { tris: D.tris, ranges: D.ranges, vert };
     }
 
     /* The most common area id is the plain floor; others are hatched. */
-    const areas = json.areas || [];
+    const areas = geo.areas;
     const areaCount = new Map();
     polys.forEach((p) => { const a = areas[p.id] || 0; areaCount.set(a, (areaCount.get(a) || 0) + 1); });
     let mainArea = 0, mainCount = -1;
@@ -267,17 +411,13 @@
       vx, vy, vz, polys, boundary, boundaryIdx, inner, detail, mainArea,
       special: polys.filter((p) => (areas[p.id] || 0) !== mainArea).map((p) => p.id),
       /* bidirectional defaults to true, as in the upload format. */
-      links: (json.links || []).map((l) => Object.assign({}, l, { bidirectional: l.bidirectional !== false })),
+      links: (geo.links || []).map((l) => Object.assign({}, l, { bidirectional: l.bidirectional !== false })),
       bounds: { minX, maxX, minY, maxY, minZ, maxZ },
-      areas: json.areas || [],
+      areas,
       ncomp: 0,
     };
 
-    /* Components: union-find over shared edges and links (links two-way). */
-    const parent = polys.map((_, i) => i);
-    const find = (i) => { while (parent[i] !== i) { parent[i] = parent[parent[i]]; i = parent[i]; } return i; };
-    const union = (a, b) => { const ra = find(a), rb = find(b); if (ra !== rb) parent[Math.max(ra, rb)] = Math.min(ra, rb); };
-    polys.forEach((p) => p.neighbours.forEach((q) => union(p.id, q)));
+    tick('areas');
     mesh.links.forEach((l) => {
       l.startPoly = nearestPolyTo(mesh, l.start);
       l.endPoly = nearestPolyTo(mesh, l.end);
@@ -292,14 +432,32 @@
     polys.forEach((p) => { p.comp = compIndex.get(find(p.id)); });
     mesh.ncomp = compIndex.size;
 
+    tick('components');
     /* Draw lower floors first so an upper floor covers what it overlaps. */
-    mesh.drawOrder = polys.slice().sort((a, b) => a.y - b.y || a.id - b.id);
+    mesh.drawOrder = drawOrder(polys, minY, maxY);
     /* A polygon's outline is made when first drawn alone (hover, corridor),
        not for all 100,000 at load. */
     polys.forEach((p) => { p.mesh = mesh; });
+    tick('order');
     mesh.layers = colorLayers(mesh);
+    tick('layers');
     mesh.grid = buildGrid(mesh);
+    tick('grid');
     return mesh;
+  }
+
+  /* Polygons by mean height (to the millimetre), then id. Packed into one
+     number each and sorted natively when that is exact (below 2^53): a
+     comparator sort of 100,000 objects costs several times more. */
+  function drawOrder(polys, minY, maxY) {
+    const np = polys.length;
+    if (!np || (Math.round((maxY - minY) * 1000) + 1) * np >= 2 ** 53) return polys.slice().sort((a, b) => a.y - b.y || a.id - b.id);
+    const keys = new Float64Array(np);
+    for (let i = 0; i < np; i++) keys[i] = Math.round((polys[i].y - minY) * 1000) * np + i;
+    keys.sort();
+    const out = new Array(np);
+    for (let i = 0; i < np; i++) out[i] = polys[keys[i] % np];
+    return out;
   }
 
   /*
@@ -355,22 +513,21 @@
     const nx = Math.min(Math.ceil(w / cell), 2048), nz = Math.min(Math.ceil(h / cell), 2048);
     const cw = w / nx, ch = h / nz;
     const counts = new Int32Array(nx * nz + 1);
-    const span = (p) => [
-      Math.min(Math.max(Math.floor((p.x0 - b.minX) / cw), 0), nx - 1),
-      Math.min(Math.max(Math.floor((p.x1 - b.minX) / cw), 0), nx - 1),
-      Math.min(Math.max(Math.floor((p.z0 - b.minZ) / ch), 0), nz - 1),
-      Math.min(Math.max(Math.floor((p.z1 - b.minZ) / ch), 0), nz - 1),
-    ];
-    for (const p of mesh.polys) {
-      const [i0, i1, j0, j1] = span(p);
+    /* Each polygon's cell span, kept in one typed array (no array per polygon). */
+    const np = mesh.polys.length, spans = new Int32Array(np * 4);
+    const cellOf = (v, lo, size, n) => Math.min(Math.max(Math.floor((v - lo) / size), 0), n - 1);
+    for (let k = 0; k < np; k++) {
+      const p = mesh.polys[k], o = k * 4;
+      const i0 = (spans[o] = cellOf(p.x0, b.minX, cw, nx)), i1 = (spans[o + 1] = cellOf(p.x1, b.minX, cw, nx));
+      const j0 = (spans[o + 2] = cellOf(p.z0, b.minZ, ch, nz)), j1 = (spans[o + 3] = cellOf(p.z1, b.minZ, ch, nz));
       for (let j = j0; j <= j1; j++) for (let i = i0; i <= i1; i++) counts[j * nx + i + 1]++;
     }
     for (let c = 1; c <= nx * nz; c++) counts[c] += counts[c - 1];
     const items = new Int32Array(counts[nx * nz]);
     const fill = counts.slice(0, nx * nz);
-    for (const p of mesh.polys) {
-      const [i0, i1, j0, j1] = span(p);
-      for (let j = j0; j <= j1; j++) for (let i = i0; i <= i1; i++) items[fill[j * nx + i]++] = p.id;
+    for (let k = 0; k < np; k++) {
+      const o = k * 4;
+      for (let j = spans[o + 2]; j <= spans[o + 3]; j++) for (let i = spans[o]; i <= spans[o + 1]; i++) items[fill[j * nx + i]++] = k;
     }
     return { x0: b.minX, z0: b.minZ, cw, ch, nx, nz, start: counts, items };
   }
@@ -407,9 +564,17 @@
   /* Component picks the hue, height the lightness (low = dark, high = light). */
   function polyColor(mesh, p) {
     const b = mesh.bounds;
-    const t = b.maxY > b.minY ? Math.round(((p.y - b.minY) / (b.maxY - b.minY)) * 12) / 12 : 0.5;
-    const hue = (205 + p.comp * 137.508) % 360;
-    return `hsl(${hue.toFixed(1)}, ${p.comp ? 55 : 42}%, ${(22 + 44 * t).toFixed(1)}%)`;
+    const step = b.maxY > b.minY ? Math.round(((p.y - b.minY) / (b.maxY - b.minY)) * 12) : 6;
+    /* One string per (component, step), made once: formatting 100,000 of them showed in load times. */
+    const key = p.comp * 13 + step;
+    const cache = mesh.colors || (mesh.colors = new Map());
+    let c = cache.get(key);
+    if (!c) {
+      const hue = (205 + p.comp * 137.508) % 360;
+      c = `hsl(${hue.toFixed(1)}, ${p.comp ? 55 : 42}%, ${(22 + (44 * step) / 12).toFixed(1)}%)`;
+      cache.set(key, c);
+    }
+    return c;
   }
 
   function insidePoly(mesh, p, x, z) {
@@ -436,12 +601,11 @@
 
   /* Surface height of polygon p at (x, z): detail mesh if any, else the fan. */
   function heightAt(mesh, p, x, z) {
-    if (mesh.detail && mesh.detail.ranges[p.id]) {
-      const [first, count] = mesh.detail.ranges[p.id];
-      for (let t = first; t < first + count; t++) {
-        const tri = mesh.detail.tris[t];
-        if (!tri) break;
-        const h = triHeight(mesh.detail.vert(tri[0]), mesh.detail.vert(tri[1]), mesh.detail.vert(tri[2]), x, z);
+    const D = mesh.detail;
+    if (D && 2 * p.id + 1 < D.ranges.length) {
+      const first = D.ranges[2 * p.id], count = D.ranges[2 * p.id + 1];
+      for (let t = first; t < first + count && 3 * t + 2 < D.tris.length; t++) {
+        const h = triHeight(D.vert(D.tris[3 * t]), D.vert(D.tris[3 * t + 1]), D.vert(D.tris[3 * t + 2]), x, z);
         if (h !== null) return h;
       }
     }
@@ -608,7 +772,7 @@
     const v = state.view, z = state.size;
     const reach = state.tool === 'reach' ? state.reach.set : null;
     return [state.loadSeq, state.mesh ? state.mesh.polys.length : -1, v.cx, v.cz, v.scale, z.w, z.h, z.dpr,
-      reach ? state.reach.seq : 0].join('|');
+      reach ? state.reach.seq : 0, state.levelSeq].join('|');
   }
 
   function renderLayer() {
@@ -634,6 +798,7 @@
   function drawStatic(m) {
     const px = 1 / state.view.scale;
     worldTransform();
+    if (state.level) drawLevel(state.level, px);
     for (const l of m.layers) {
       ctx.fillStyle = l.color;
       ctx.fill(l.path);
@@ -669,17 +834,19 @@
        edges vanish when polygons are under 4 px across (a 100,000-polygon
        mesh fitted to the window): they would only grey the fill. */
     ctx.lineCap = 'round';
-    if (m.inner.length * 16 * px * px < (m.bounds.maxX - m.bounds.minX) * (m.bounds.maxZ - m.bounds.minZ) + 1e-9) {
+    if ((m.inner.length / 4) * 16 * px * px < (m.bounds.maxX - m.bounds.minX) * (m.bounds.maxZ - m.bounds.minZ) + 1e-9) {
       ctx.strokeStyle = 'rgba(0, 0, 0, 0.28)';
       ctx.lineWidth = px;
       ctx.beginPath();
-      for (const s of m.inner) { ctx.moveTo(s[0], s[1]); ctx.lineTo(s[2], s[3]); }
+      const s = m.inner;
+      for (let i = 0; i < s.length; i += 4) { ctx.moveTo(s[i], s[i + 1]); ctx.lineTo(s[i + 2], s[i + 3]); }
       ctx.stroke();
     }
     ctx.strokeStyle = '#03060a';
     ctx.lineWidth = 2.2 * px;
     ctx.beginPath();
-    for (const s of m.boundary) { ctx.moveTo(s[0], s[1]); ctx.lineTo(s[2], s[3]); }
+    const s = m.boundary;
+    for (let i = 0; i < s.length; i += 4) { ctx.moveTo(s[i], s[i + 1]); ctx.lineTo(s[i + 2], s[i + 3]); }
     ctx.stroke();
     drawLinks(m, px);
   }
@@ -744,6 +911,8 @@
     if (state.tool === 'path') drawPathOverlay(m, px);
     if (state.tool === 'raycast') drawRay(px);
     if (state.tool === 'reach' && state.reach.start) marker(state.reach.start, '#50e6c8', px);
+    if (state.tool === 'batch') drawBatch(px);
+    if (state.tool === 'nearest') drawNearest(px);
 
     /* Agents stay visible (and keep moving) under every tool, so a path can
        be inspected while the crowd runs. */
@@ -1013,6 +1182,7 @@
         ctx.setLineDash([]);
       }
       if (state.inspect === a.id) {
+        drawSamples(a, x, z, px);
         ctx.strokeStyle = '#4da3ff';
         ctx.lineWidth = 2.5 * px;
         ctx.beginPath();
@@ -1031,6 +1201,39 @@
         arrowHead(x + vx, z + vz, Math.atan2(vz, vx), 6 * px);
       }
     }
+  }
+
+  /* The inspected agent's avoidance samples (the last step's "debug"
+     answer), each at position + 0.5 s of its velocity, as the velocity
+     arrow: green (lowest penalty) to red (highest); the chosen one ringed
+     in white, the desired one (the first sample) outlined. What was drawn
+     is kept in state.drawnSamples for tests. */
+  function drawSamples(a, x, z, px) {
+    const av = a.avoidance;
+    state.drawnSamples = null;
+    if (!av || !Array.isArray(av.samples) || !av.samples.length) return;
+    let lo = Infinity, hi = -Infinity;
+    for (const s of av.samples) { lo = Math.min(lo, s[3]); hi = Math.max(hi, s[3]); }
+    const drawn = [];
+    const r = 3 * px;
+    for (let i = 0; i < av.samples.length; i++) {
+      const s = av.samples[i];
+      const k = hi > lo ? (s[3] - lo) / (hi - lo) : 0;
+      const sx = x + s[0] * 0.5, sz = z + s[2] * 0.5;
+      ctx.fillStyle = `hsl(${Math.round(120 * (1 - k))}, 85%, 50%)`;
+      ctx.beginPath();
+      ctx.arc(sx, sz, r, 0, 2 * Math.PI);
+      ctx.fill();
+      if (i === 0) { ctx.strokeStyle = '#0d1117'; ctx.lineWidth = 1 * px; ctx.stroke(); }
+      drawn.push([s[0], s[1], s[2], s[3]]);
+    }
+    const c = av.chosen;
+    ctx.strokeStyle = '#ffffff';
+    ctx.lineWidth = 2 * px;
+    ctx.beginPath();
+    ctx.arc(x + c[0] * 0.5, z + c[2] * 0.5, r + 3 * px, 0, 2 * Math.PI);
+    ctx.stroke();
+    state.drawnSamples = { id: a.id, samples: drawn, chosen: c.slice() };
   }
 
   /* ------------------------------------------------------------ the panel */
@@ -1115,6 +1318,12 @@
       ['bounds max', fmtPt(b[1])],
       ['updated', m.updated_at || '–'],
     ];
+    if (Array.isArray(m.profiles)) rows.splice(2, 0, ['profiles', m.profiles.join(', ')]);
+    if (m.source) {
+      const st = m.source.settings || {};
+      rows.push(['baked from', `level ${m.source.level} v${m.source.level_version}`]);
+      rows.push(['settings', `cell ${st.cell_size} × ${st.cell_height} m · tile ${st.tile_size} · ${st.partition}`]);
+    }
     setKv('mesh-info', rows);
   }
 
@@ -1122,6 +1331,11 @@
     const el = $('legend');
     el.replaceChildren();
     const line = (html) => { const d = document.createElement('div'); d.innerHTML = html; el.append(d); };
+    if (volume && volume.active()) {
+      /* the 3-D view shows the flight volume's tools: their legend alone */
+      for (const l of volume.legend()) line(l);
+      return;
+    }
     if (state.mesh) {
       const b = state.mesh.bounds;
       line(`height <span class="grad"></span> ${fmt(b.minY, 1)} … ${fmt(b.maxY, 1)} m`);
@@ -1136,7 +1350,14 @@
       line('<span class="sw" style="border-color:#ffffff;border-top-width:2px"></span>white rim = avoiding · arrow = 0.5 s of velocity');
       line('<span class="sw" style="border-color:rgba(255,255,255,.5);border-top-style:dashed"></span>next corners · ⊕ target (its floor height shown)');
       line('<span class="sw" style="border-color:#f85149;border-top-style:dotted"></span>agent on another floor than its target');
+      if (state.inspect) line('<span class="sw" style="border-color:#3ddc68;border-top-width:6px;border-radius:3px"></span><span class="sw" style="border-color:#e8413c;border-top-width:6px;border-radius:3px"></span>inspected agent\'s avoidance samples at 0.5 s (green = low penalty, red = high; white ring = chosen)');
     }
+    if (state.tool === 'nearest') line('<span class="sw" style="border-color:#50e6c8;border-top-style:dashed"></span>clicked point (ring) → nearest mesh point, its polygon outlined');
+    if (state.tool === 'batch') {
+      line('<span class="sw" style="border-color:#ff6bd0"></span><span class="sw" style="border-color:#6bffb0"></span>one hue per pair · green start, red end');
+      line('<span class="sw" style="border-color:#f85149;border-top-style:dashed"></span>slot answered with an error');
+    }
+    if (state.level) line('<span class="sw" style="border-color:rgba(190,200,215,.6)"></span>level geometry (under the mesh)');
     if (state.tool === 'path') {
       line('<span class="sw" style="border-color:#ffe14d"></span>path corners');
       line('<span class="sw" style="border-color:rgba(255,255,255,.6)"></span>corridor  <span class="sw" style="border-color:#ff78dc;margin-left:6px"></span>expanded');
@@ -1246,6 +1467,8 @@
       ['target', a.goal ? `${fmtPt(a.goal)}${Math.abs(a.position[1] - a.goal[1]) > 1.5 ? ' (another floor)' : ''}` : '–'],
       ['arrived', String(!!a.arrived), a.arrived ? 'good' : ''],
       ['avoiding', String(!!a.avoiding)],
+      ['avoidance', a.avoidance ? `${a.avoidance.samples.length} samples, chose ${fmtPt(a.avoidance.chosen)} (penalty ${fmt(Math.min(...a.avoidance.samples.map((s) => s[3])), 3)})`
+        : a.avoidance === undefined ? 'asked for on the next step' : 'not sampled this step (nobody in the way)'],
       ['corners', a.corners && a.corners.length ? a.corners.map(fmtPt).join(' → ') : '–'],
       ['action', a.action ? `${a.action.type} ${fmtPt(a.action.start)} → ${fmtPt(a.action.end)}` : '–'],
       ['neighbours', near.length ? near.join(', ') : 'none within 3 m'],
@@ -1298,7 +1521,10 @@
     state.mesh = null;
     app.dataset.mesh = '';
     app.dataset.ready = '0';
+    state.profile = '';
     resetTools();
+    renderProfiles();
+    loadLevelOverlay();
     renderMeshInfo();
     renderLegend();
     redraw();
@@ -1320,15 +1546,25 @@
     if (changed) {
       state.mesh = null;
       resetTools();
+      /* The profile a link or a reload asks for, else the default. */
+      const h = parseHash();
+      state.profile = h.name === name ? h.params.get('profile') || '' : '';
     }
     redraw();
     try {
       const t0 = performance.now();
-      const [meta, geo] = await Promise.all([api('GET', meshUrl(name)), api('GET', meshUrl(name, '?format=json'))]);
+      let [meta, geo] = await Promise.all([api('GET', meshUrl(name)), fetchGeometry(name).catch((e) => e)]);
       if (seq !== state.loadSeq) return; /* a later selection won */
+      if (geo instanceof ApiError && state.profile && geo.status === 400) {
+        /* A profile this mesh does not have (an old link): say so, draw the default. */
+        showError(geo, `profile ${state.profile}`);
+        state.profile = '';
+        geo = await fetchGeometry(name);
+        if (seq !== state.loadSeq) return;
+      } else if (geo instanceof Error) throw geo;
       const t1 = performance.now();
       state.meta = meta.data;
-      state.mesh = prepareMesh(geo.data || {});
+      state.mesh = prepareMesh(geo);
       state.perf.fetchMs = t1 - t0;
       state.perf.prepareMs = performance.now() - t1;
     } catch (e) {
@@ -1341,12 +1577,15 @@
       return;
     }
     app.dataset.mesh = name;
+    app.dataset.profile = state.profile;
+    renderProfiles();
     app.dataset.meshPolygons = String(state.mesh.polys.length);
     app.dataset.components = String(state.mesh.ncomp);
     renderMeshInfo();
     renderLegend();
     if (changed || !state.viewFitted) { fitView(); state.viewFitted = true; }
     if (state.mode === '3d' && view3d) { load3d(changed); state.mode3dMesh = state.mesh; }
+    loadLevelOverlay();
     /* A query in the address for this mesh (a shared link, a reload) is run once. */
     const fromUrl = parseHash();
     if (changed && fromUrl.name === name && [...fromUrl.params.keys()].length) applyUrlQuery(fromUrl.params);
@@ -1365,6 +1604,10 @@
     state.sim.steps = 0;
     state.sim.traversals = 0;
     state.viewFitted = false;
+    state.batch = { pairs: [], pending: null, result: null, ms: 0, seq: state.batch.seq + 1, runs: state.batch.runs };
+    state.nearest = { point: null, result: null, ms: 0 };
+    renderBatchOut();
+    renderNearestOut();
     renderPathOut();
     renderRayOut();
     renderReachOut();
@@ -1392,6 +1635,13 @@
       $('upload-name').value = '';
       await loadList(name);
     } catch (e) {
+      /* A raw level OBJ (walls, degenerate faces) is no navmesh: offer to
+         store it as a level and bake it instead of only failing. */
+      if (isObj && e.code === 'invalid_navmesh' && bake) {
+        app.dataset.lastError = e.code;
+        bake.offerLevel(file, name, e);
+        return;
+      }
       showError(e, `uploading ${file.name} as ${name}`);
     }
   }
@@ -1439,9 +1689,7 @@
     if (ext) { o.extents = numbers(ext); if (!o.extents || o.extents.length !== 3) bad('extents', 'three numbers hx, hy, hz'); }
     const mn = $('opt-max-nodes').value.trim();
     if (mn) { o.max_nodes = Number(mn); if (!Number.isInteger(o.max_nodes) || o.max_nodes < 1) bad('max_nodes', 'a positive integer'); }
-    const prof = $('opt-profile').value.trim();
-    if (prof) o.profile = prof;
-    return o;
+    return profiled(o);
   }
 
   /* The path request the panel describes. The expanded set needs debug:
@@ -1496,6 +1744,311 @@
     if (P.again) { P.again = false; if (P.start && P.end) runPath(); }
   }
 
+  /* ------------------------------------------------------------ profiles */
+
+  /* The export of the chosen profile's mesh (the upload format). */
+  function exportQuery() {
+    return '?format=json' + (state.profile ? '&profile=' + encodeURIComponent(state.profile) : '');
+  }
+
+  const meshProfiles = () => (state.meta && Array.isArray(state.meta.profiles) && state.meta.profiles.length ? state.meta.profiles : ['default']);
+
+  /* Every query and step carries the chosen profile (none for the default,
+     which the service takes when the field is absent). */
+  function profiled(body) {
+    if (state.profile) body.profile = state.profile;
+    return body;
+  }
+
+  /* The picker lists the mesh's profiles, the default first. */
+  function renderProfiles() {
+    const sel = $('opt-profile'), list = meshProfiles();
+    sel.replaceChildren();
+    for (const [i, p] of list.entries()) {
+      const o = document.createElement('option');
+      o.value = p;
+      o.textContent = i === 0 ? `${p} (default)` : p;
+      sel.append(o);
+    }
+    sel.value = state.profile || list[0];
+    sel.disabled = list.length < 2;
+    const link = $('export-link');
+    link.href = state.meshName ? meshUrl(state.meshName, exportQuery()) : '#';
+    app.dataset.profiles = list.join(',');
+  }
+
+  /* Switches profile: the drawn mesh is that profile's own (its polygons
+     differ with the radius), so it is fetched again; the view and the
+     tools' points are kept and their queries re-run. */
+  async function setProfile(name) {
+    const list = meshProfiles();
+    const want = name === list[0] ? '' : name;
+    if (want === state.profile || !state.meshName) { renderProfiles(); return; }
+    state.profile = want;
+    app.dataset.profile = want;
+    renderProfiles();
+    updateUrl();
+    const seq = ++state.loadSeq, mesh = state.meshName;
+    app.dataset.ready = '0';
+    try {
+      const geo = await fetchGeometry(mesh);
+      if (seq !== state.loadSeq) return;
+      state.mesh = prepareMesh(geo);
+    } catch (e) {
+      if (seq !== state.loadSeq) return;
+      showError(e, `loading profile ${name}`);
+      app.dataset.ready = '1';
+      return;
+    }
+    app.dataset.meshPolygons = String(state.mesh.polys.length);
+    app.dataset.components = String(state.mesh.ncomp);
+    state.hover = null;
+    renderMeshInfo();
+    renderLegend();
+    if (state.mode === '3d' && view3d) { load3d(false); state.mode3dMesh = state.mesh; }
+    if (state.path.start && state.path.end) runPath();
+    if (state.ray.start && state.ray.end) runRay();
+    if (state.reach.start) runReach();
+    if (state.batch.pairs.length) runBatch();
+    if (state.nearest.point) runNearest();
+    app.dataset.ready = '1';
+    redraw();
+  }
+
+  /* ------------------------------------------------------- level overlay */
+
+  const levelUrl = (name, suffix) => `/v1/levels/${encodeURIComponent(name)}${suffix || ''}`;
+
+  /* Triangles of an OBJ export (v and f lines; faces fan-triangulated, as
+     navd stores them), as world xyz, nine numbers per triangle. */
+  function parseObjTriangles(text) {
+    const v = [], out = [];
+    for (const line of text.split('\n')) {
+      const t = line.trim().split(/\s+/);
+      if (t[0] === 'v' && t.length >= 4) v.push([Number(t[1]), Number(t[2]), Number(t[3])]);
+      else if (t[0] === 'f' && t.length >= 4) {
+        const idx = t.slice(1).map((w) => { const i = parseInt(w, 10); return i < 0 ? v.length + i : i - 1; });
+        for (let k = 1; k + 1 < idx.length; k++)
+          for (const i of [idx[0], idx[k], idx[k + 1]]) { const p = v[i] || [0, 0, 0]; out.push(p[0], p[1], p[2]); }
+      }
+    }
+    return new Float64Array(out);
+  }
+
+  /* The overlay follows the checkbox and the mesh's source: a baked mesh
+     names its level, whose current geometry is fetched once per version. */
+  async function loadLevelOverlay() {
+    const src = state.meta && state.meta.source;
+    const box = $('show-level'), text = $('level-text');
+    box.disabled = !src;
+    $('level-toggle').title = src ? `Draw level ${src.level} (the geometry this navmesh was baked from) under it`
+      : 'This navmesh was uploaded, not baked: it has no level';
+    const drop = () => {
+      if (state.level) { state.level = null; state.levelSeq++; if (view3d) view3d.setLevel(null); }
+      app.dataset.levelTriangles = '';
+      renderLegend();
+      redraw();
+    };
+    if (!src || !box.checked) { text.textContent = ''; drop(); return; }
+    const mesh = state.meshName;
+    try {
+      const meta = (await api('GET', levelUrl(src.level))).data;
+      const key = `${src.level}@${meta.version}`;
+      if (!(state.level && state.level.key === key)) {
+        const obj = (await api('GET', levelUrl(src.level, '?format=obj'), undefined, undefined, true)).data;
+        if (mesh !== state.meshName || !box.checked) return;
+        const tris = parseObjTriangles(obj);
+        state.level = { key, name: src.level, version: meta.version, tris, ntri: tris.length / 9, paths: null };
+        state.levelSeq++;
+      }
+      text.textContent = `${src.level} v${meta.version}${meta.version !== src.level_version ? ` (baked from v${src.level_version})` : ''}`;
+    } catch (e) {
+      showError(e, `level ${src.level}`);
+      text.textContent = '(unavailable)';
+      drop();
+      return;
+    }
+    app.dataset.levelTriangles = String(state.level.ntri);
+    if (view3d) view3d.setLevel(state.level.tris);
+    renderLegend();
+    redraw();
+  }
+
+  /* The level under the navmesh, top-down: a faint fill and its triangle
+     edges, in chunks of paths (see PATH_CHUNK). */
+  function drawLevel(L, px) {
+    if (!L.paths) {
+      L.paths = [];
+      const T = L.tris;
+      let path = null, n = 0;
+      for (let o = 0; o < T.length; o += 9) {
+        if (!path) { path = new Path2D(); L.paths.push(path); }
+        path.moveTo(T[o], T[o + 2]); path.lineTo(T[o + 3], T[o + 5]); path.lineTo(T[o + 6], T[o + 8]); path.closePath();
+        if (++n >= PATH_CHUNK) { path = null; n = 0; }
+      }
+    }
+    ctx.fillStyle = 'rgba(190, 200, 215, 0.16)';
+    for (const p of L.paths) ctx.fill(p);
+    ctx.strokeStyle = 'rgba(190, 200, 215, 0.42)';
+    ctx.lineWidth = px;
+    for (const p of L.paths) ctx.stroke(p);
+  }
+
+  /* -------------------------------------------------------------- nearest */
+
+  /* The closest mesh point to the clicked one (lifted by the height field),
+     with the path tool's extents and exclusions and the profile. */
+  async function runNearest() {
+    const N = state.nearest, name = state.meshName, point = N.point;
+    let o;
+    try { o = queryOptions(); } catch (e) { showError(e, 'path options'); return; }
+    const body = profiled({ point });
+    if (o.extents) body.extents = o.extents;
+    if (o.exclude_areas) body.exclude_areas = o.exclude_areas;
+    try {
+      const { data, ms } = await api('POST', meshUrl(name, '/nearest'), body);
+      if (N !== state.nearest) return;
+      N.result = data;
+      N.ms = ms;
+    } catch (e) {
+      if (N !== state.nearest) return;
+      N.result = null;
+      showError(e, 'nearest');
+    }
+    renderNearestOut();
+    redraw();
+  }
+
+  function renderNearestOut() {
+    const N = state.nearest, r = N.result;
+    if (!r) setKv('nearest-out', [['point', N.point ? fmtPt(N.point) : 'click anywhere']]);
+    else {
+      setKv('nearest-out', [
+        ['point', fmtPt(N.point)],
+        ['nearest', fmtPt(r.point)],
+        ['polygon', String(r.polygon)],
+        ['distance', `${fmt(r.distance, 3)} m`],
+        ['latency', `${fmt(N.ms, 1)} ms`],
+      ]);
+    }
+    app.dataset.nearestPolygon = r ? String(r.polygon) : '';
+    app.dataset.nearestDistance = r ? String(r.distance) : '';
+  }
+
+  function drawNearest(px) {
+    const N = state.nearest;
+    if (!N.point) return;
+    if (N.result && N.result.point) {
+      const q = N.result.point;
+      ctx.setLineDash([4 * px, 3 * px]);
+      ctx.strokeStyle = '#50e6c8';
+      ctx.lineWidth = 2 * px;
+      ctx.beginPath();
+      ctx.moveTo(N.point[0], N.point[2]); ctx.lineTo(q[0], q[2]);
+      ctx.stroke();
+      ctx.setLineDash([]);
+      if (polyExists(N.result.polygon)) { ctx.strokeStyle = 'rgba(80, 230, 200, 0.8)'; ctx.lineWidth = 2 * px; ctx.stroke(state.mesh.polys[N.result.polygon].path); }
+      marker(q, '#50e6c8', px);
+    }
+    marker(N.point, '#ffffff', px, true);
+  }
+
+  const polyExists = (id) => Number.isInteger(id) && state.mesh && id >= 0 && id < state.mesh.polys.length;
+
+  /* ---------------------------------------------------------------- batch */
+
+  /* Every pair in one POST …/paths, with the path tool's filters and the profile. */
+  async function runBatch() {
+    const B = state.batch, name = state.meshName;
+    if (!B.pairs.length || !name) return;
+    let opts;
+    try { opts = queryOptions(); } catch (e) { showError(e, 'path options'); return; }
+    const body = Object.assign({ queries: B.pairs.map(([s, e]) => ({ start: s, end: e })) }, opts);
+    if (!$('use-cache').checked) body.cache = false;
+    const seq = ++B.seq;
+    try {
+      const { data, ms } = await api('POST', meshUrl(name, '/paths'), body);
+      if (seq !== B.seq || name !== state.meshName) return;
+      B.result = (data && data.results) || [];
+      B.ms = ms;
+      B.runs++;
+    } catch (e) {
+      if (seq !== B.seq) return;
+      B.result = null;
+      showError(e, 'batch');
+    }
+    renderBatchOut();
+    redraw();
+  }
+
+  function randomPairs(n) {
+    if (!state.mesh) return;
+    const B = state.batch;
+    B.pairs = [];
+    B.pending = null;
+    for (let i = 0; i < n; i++) {
+      const a = randomPoint(state.mesh), b = randomPoint(state.mesh);
+      if (a && b) B.pairs.push([a, b]);
+    }
+    B.result = null;
+    runBatch();
+  }
+
+  function renderBatchOut() {
+    const B = state.batch, res = B.result;
+    const rows = [['pairs', String(B.pairs.length) + (B.pending ? ' (+ a start: click its end)' : '')]];
+    let complete = 0, partial = 0, errors = 0, total = 0, longest = 0, hits = 0;
+    if (res) {
+      for (const r of res) {
+        if (!r || r.error) { errors++; continue; }
+        if (r.status === 'complete') complete++; else partial++;
+        total += r.length || 0;
+        longest = Math.max(longest, r.length || 0);
+        if (r.cache === 'hit') hits++;
+      }
+      const ok = complete + partial;
+      rows.push(['complete', String(complete), complete === res.length ? 'good' : '']);
+      rows.push(['partial', String(partial), partial ? 'warn' : '']);
+      rows.push(['errors', String(errors), errors ? 'bad' : '']);
+      rows.push(['length', ok ? `${fmt(total, 1)} m in all · mean ${fmt(total / ok, 2)} · longest ${fmt(longest, 2)}` : '–']);
+      rows.push(['cache hits', `${hits} of ${res.length}`]);
+      rows.push(['round trip', `${fmt(B.ms, 1)} ms for ${res.length} · ${fmt(B.ms / Math.max(res.length, 1), 2)} ms per path`]);
+    } else if (!B.pairs.length) rows.push(['', 'click a start and an end, or draw random pairs']);
+    setKv('batch-out', rows);
+    app.dataset.batchPairs = String(B.pairs.length);
+    app.dataset.batchRuns = String(B.runs);
+    app.dataset.batchComplete = res ? String(complete) : '';
+    app.dataset.batchErrors = res ? String(errors) : '';
+    app.dataset.batchTotal = res ? String(total) : '';
+  }
+
+  const batchColor = (i) => `hsl(${((i * 137.508) % 360).toFixed(1)}, 85%, 66%)`;
+
+  function drawBatch(px) {
+    const B = state.batch, res = B.result || [];
+    B.pairs.forEach(([s, e], i) => {
+      const r = res[i];
+      if (r && Array.isArray(r.corners)) polyline(r.corners, batchColor(i), 2, px);
+      else {
+        /* No answer yet, or an error in this slot: a dashed line between the points. */
+        ctx.setLineDash([5 * px, 4 * px]);
+        ctx.strokeStyle = r && r.error ? '#f85149' : 'rgba(255, 255, 255, 0.4)';
+        ctx.lineWidth = 1.5 * px;
+        ctx.beginPath();
+        ctx.moveTo(s[0], s[2]); ctx.lineTo(e[0], e[2]);
+        ctx.stroke();
+        ctx.setLineDash([]);
+      }
+      for (const [p, c] of [[s, '#3fb950'], [e, '#f85149']]) {
+        ctx.fillStyle = c;
+        ctx.beginPath();
+        ctx.arc(p[0], p[2], 3.5 * px, 0, 2 * Math.PI);
+        ctx.fill();
+      }
+    });
+    if (B.pending) marker(B.pending, '#3fb950', px);
+  }
+
   /* ------------------------------------------------------ address & copy */
 
   const fmtUrlPt = (p) => p.map((v) => +v.toFixed(3)).join(',');
@@ -1510,10 +2063,11 @@
     if (P.start) q.set('start', fmtUrlPt(P.start));
     if (P.start && P.end) q.set('end', fmtUrlPt(P.end));
     for (const [id, key] of [['opt-costs', 'costs'], ['opt-exclude', 'exclude'], ['opt-extents', 'extents'],
-      ['opt-max-nodes', 'max_nodes'], ['opt-profile', 'profile']]) {
+      ['opt-max-nodes', 'max_nodes']]) {
       const v = $(id).value.trim();
       if (v) q.set(key, v);
     }
+    if (state.profile) q.set('profile', state.profile);
     if ($('show-expanded').checked) q.set('expanded', '1');
     const qs = q.toString();
     const want = '#' + encodeURIComponent(state.meshName) + (qs ? '?' + qs : '');
@@ -1535,18 +2089,21 @@
       return n && n.length === 3 ? n : null;
     };
     for (const [id, key] of [['opt-costs', 'costs'], ['opt-exclude', 'exclude'], ['opt-extents', 'extents'],
-      ['opt-max-nodes', 'max_nodes'], ['opt-profile', 'profile']]) $(id).value = params.get(key) || '';
-    if (params.get('costs') || params.get('exclude') || params.get('extents') || params.get('max_nodes') || params.get('profile'))
+      ['opt-max-nodes', 'max_nodes']]) $(id).value = params.get(key) || '';
+    if (params.get('costs') || params.get('exclude') || params.get('extents') || params.get('max_nodes'))
       $('path-options').open = true;
     $('show-expanded').checked = params.get('expanded') === '1';
     const tool = params.get('tool');
-    if (tool && ['path', 'raycast', 'reach', 'agents'].includes(tool)) setTool(tool);
+    if (tool && TOOLS.includes(tool)) setTool(tool);
     const P = state.path;
     P.start = pt('start');
     P.end = P.start ? pt('end') : null;
     P.result = null;
     renderPathOut();
-    if (P.start && P.end) runPath();
+    /* Another profile in the address: its mesh is loaded and the query run then. */
+    const prof = params.get('profile') || '';
+    if (prof !== state.profile && meshProfiles().includes(prof || meshProfiles()[0])) setProfile(prof || meshProfiles()[0]);
+    else if (P.start && P.end) runPath();
     redraw();
   }
 
@@ -1578,7 +2135,7 @@
   async function runRay() {
     const R = state.ray, name = state.meshName;
     try {
-      const { data, ms } = await api('POST', meshUrl(name, '/raycast'), { start: R.start, end: R.end });
+      const { data, ms } = await api('POST', meshUrl(name, '/raycast'), profiled({ start: R.start, end: R.end }));
       R.result = data;
       R.ms = ms;
     } catch (e) {
@@ -1593,7 +2150,7 @@
     const R = state.reach, name = state.meshName;
     const maxCost = Number($('max-cost').value);
     try {
-      const { data, ms } = await api('POST', meshUrl(name, '/reachable'), { start: R.start, max_cost: maxCost });
+      const { data, ms } = await api('POST', meshUrl(name, '/reachable'), profiled({ start: R.start, max_cost: maxCost }));
       R.result = data;
       R.set = new Set(data.polygons || []);
       R.seq = (R.seq || 0) + 1;
@@ -1674,8 +2231,11 @@
         return o;
       }),
     };
+    /* The avoidance samples cost a fuller answer: asked only while an
+       agent is inspected, and kept only for that agent. */
+    if (state.inspect) body.debug = true;
     try {
-      const { data, ms } = await api('POST', meshUrl(name, '/step'), body);
+      const { data, ms } = await api('POST', meshUrl(name, '/step'), profiled(body));
       if (name !== state.meshName) return;
       sim.ms = ms;
       sim.steps++;
@@ -1704,6 +2264,7 @@
         a.corners = Array.isArray(o.corners) ? o.corners : [];
         a.arrived = !!o.arrived;
         a.avoiding = !!o.avoiding;
+        a.avoidance = a.id === state.inspect && o.avoidance ? o.avoidance : null;
         a.action = o.action || null;
         /* The agent reached an off-mesh link: the service leaves the traversal
            to the game, so the viewer plays the game and lands it at the end. */
@@ -1734,8 +2295,9 @@
     } else if (!sim.running || !state.agents.length) {
       sim.lastSent = 0;
     }
+    if (volume) volume.tick(now);
     if (state.mode === '3d' && view3d) {
-      if (state.dirty || state.agents.length) { state.dirty = false; view3d.draw(overlay3d(now)); }
+      if (state.dirty || state.agents.length || (volume && volume.animating())) { state.dirty = false; view3d.draw(overlay3d(now)); }
     } else if (state.dirty || state.agents.length) draw(now);
     requestAnimationFrame(frame);
   }
@@ -1774,10 +2336,27 @@
         state.reach.start = pt;
         runReach();
         break;
+      case 'nearest':
+        state.nearest = { point: [pt[0], pt[1] + (Number($('nearest-dy').value) || 0), pt[2]], result: null, ms: 0 };
+        runNearest();
+        break;
+      case 'batch': {
+        /* Clicks add pairs: a start, then its end (the batch runs again). */
+        const B = state.batch;
+        if (!B.pending) B.pending = pt;
+        else { B.pairs.push([B.pending, pt]); B.pending = null; runBatch(); }
+        renderBatchOut();
+        break;
+      }
       case 'agents': {
         /* A click on an agent inspects it; elsewhere it places one or sets the target. */
         const hit = state.agents.find((a) => distXZ(a.position, pt) <= Math.max(a.radius, 0.3) && Math.abs(a.position[1] - pt[1]) < 2);
-        if (hit && !ev.shiftKey) { state.inspect = hit.id; renderInspect(); }
+        if (hit && !ev.shiftKey) {
+          if (state.inspect !== hit.id) hit.avoidance = undefined; /* asked from the next step on */
+          state.inspect = hit.id;
+          renderInspect();
+          renderLegend();
+        }
         else if (state.agentMode === 'place' && !ev.shiftKey) { addAgent(pt); renderAgentsOut(); }
         else setTarget(pt);
         break;
@@ -1821,6 +2400,8 @@
       : `x ${fmt(w.x)}  z ${fmt(w.z)}  · off mesh`;
     if (prev !== pk.poly) redraw();
   }
+
+  let dropDone = () => {};
 
   function installInput() {
     let drag = null;
@@ -1886,7 +2467,7 @@
       if (ev.key === 'f' || ev.key === 'F') { if (state.mode === '3d' && view3d) { view3d.reset(); redraw(); } else fitView(); }
       else if (ev.key === 'v' || ev.key === 'V') setMode(state.mode === '3d' ? '2d' : '3d');
       else if (ev.key === 'Escape') { const keep = state.agents; resetTools(); state.agents = keep; renderAgentsOut(); redraw(); }
-      else if (ev.key >= '1' && ev.key <= '4') setTool(['path', 'raycast', 'reach', 'agents'][ev.key - 1]);
+      else if (ev.key >= '1' && ev.key <= '6') setTool(TOOLS[ev.key - 1]);
       else if (ev.key === ' ') { ev.preventDefault(); togglePlay(); }
     });
 
@@ -1896,10 +2477,10 @@
     window.addEventListener('dragenter', (ev) => { ev.preventDefault(); depth++; overlay.hidden = false; });
     window.addEventListener('dragleave', () => { if (--depth <= 0) { depth = 0; overlay.hidden = true; } });
     window.addEventListener('dragover', (ev) => ev.preventDefault());
+    dropDone = () => { depth = 0; overlay.hidden = true; };
     window.addEventListener('drop', (ev) => {
       ev.preventDefault();
-      depth = 0;
-      overlay.hidden = true;
+      dropDone();
       const f = ev.dataTransfer && ev.dataTransfer.files && ev.dataTransfer.files[0];
       if (f) uploadFile(f);
     });
@@ -1932,7 +2513,12 @@
       else updateUrl();
       redraw();
     });
-    for (const id of ['opt-costs', 'opt-exclude', 'opt-extents', 'opt-max-nodes', 'opt-profile'])
+    $('opt-profile').addEventListener('change', (ev) => setProfile(ev.target.value));
+    $('show-level').addEventListener('change', loadLevelOverlay);
+    $('batch-random').addEventListener('click', () => randomPairs(Math.min(Math.max(Math.floor(Number($('batch-n').value) || 1), 1), 1000)));
+    $('batch-run').addEventListener('click', runBatch);
+    $('batch-clear').addEventListener('click', () => { state.batch = { pairs: [], pending: null, result: null, ms: 0, seq: state.batch.seq + 1, runs: state.batch.runs }; renderBatchOut(); redraw(); });
+    for (const id of ['opt-costs', 'opt-exclude', 'opt-extents', 'opt-max-nodes'])
       $(id).addEventListener('change', () => { if (state.path.start && state.path.end) runPath(); else updateUrl(); });
     $('copy-curl').addEventListener('click', () => copyText('curl'));
     $('copy-json').addEventListener('click', () => copyText('json'));
@@ -1940,7 +2526,7 @@
     $('spawn').addEventListener('click', () => spawnRandom(Math.min(Math.max(Math.floor(Number($('spawn-n').value) || 1), 1), 500)));
     $('clear-agents').addEventListener('click', () => { state.agents = []; state.target = null; state.sim.steps = 0; renderAgentsOut(); redraw(); });
     $('play').addEventListener('click', togglePlay);
-    $('inspect-close').addEventListener('click', () => { state.inspect = null; renderInspect(); redraw(); });
+    $('inspect-close').addEventListener('click', () => { state.inspect = null; state.drawnSamples = null; renderInspect(); renderLegend(); redraw(); });
     $('step-once').addEventListener('click', () => { state.sim.running = false; renderAgentsOut(); stepAgents(0.05 * state.sim.speed); });
     $('sim-speed').addEventListener('change', (ev) => { state.sim.speed = Number(ev.target.value) || 1; });
     $('max-cost').addEventListener('change', () => { if (state.reach.start) runReach(); });
@@ -1966,7 +2552,8 @@
 
   /* Floors slice: the two sliders span the mesh's height range. */
   function sliceRange() {
-    const b = state.mesh ? state.mesh.bounds : { minY: 0, maxY: 1 };
+    const vb = volume && volume.active() ? volume.sliceBounds() : null;
+    const b = vb || (state.mesh ? state.mesh.bounds : { minY: 0, maxY: 1 });
     const span = Math.max(b.maxY - b.minY, 1e-3), pad = 0.25;
     const at = (id) => b.minY - pad + ((span + 2 * pad) * Number($(id).value)) / 1000;
     return [at('slice-lo'), at('slice-hi')];
@@ -1975,6 +2562,7 @@
   function applySlice() {
     const [lo, hi] = sliceRange();
     if (view3d) view3d.slice(Math.min(lo, hi), Math.max(lo, hi));
+    if (volume && volume.active()) volume.slice(Math.min(lo, hi), Math.max(lo, hi));
     $('slice-text').textContent = `y ${fmt(Math.min(lo, hi), 1)} … ${fmt(Math.max(lo, hi), 1)} m`;
     redraw();
   }
@@ -1982,6 +2570,7 @@
   function load3d(refit) {
     if (!view3d) return;
     view3d.setMesh(state.mesh, (p) => polyRgb(state.mesh, p), $('show-detail').checked);
+    view3d.setLevel(state.level ? state.level.tris : null);
     if (refit) view3d.reset();
     applySlice();
   }
@@ -2014,6 +2603,8 @@
 
   /* What the 3-D view overlays: the path, its markers, the ray, agents. */
   function overlay3d(now) {
+    /* With a flight volume shown, clicks and overlays are the volume's tools'. */
+    if (volume && volume.active()) return volume.overlay(now);
     const P = state.path, r = P.result, o = { markers: [], agents: [], lines: [] };
     if (state.tool === 'path') {
       if (r && Array.isArray(r.corners)) o.path = r.corners;
@@ -2026,6 +2617,23 @@
         o.lines.push({ points: [state.ray.start, state.ray.result.point], color: state.ray.result.hit ? [1, 0.42, 0.42, 1] : [0.48, 0.87, 0.95, 1] });
     }
     if (state.tool === 'reach' && state.reach.start) o.markers.push({ p: state.reach.start, color: [0.31, 0.9, 0.78, 1] });
+    const N = state.nearest;
+    if (state.tool === 'nearest' && N.point) {
+      o.markers.push({ p: N.point, color: [1, 1, 1, 0.8] });
+      if (N.result && N.result.point) {
+        o.markers.push({ p: N.result.point, color: [0.31, 0.9, 0.78, 1] });
+        o.lines.push({ points: [N.point, N.result.point], color: [0.31, 0.9, 0.78, 1] });
+      }
+    }
+    if (state.tool === 'batch') {
+      const res = state.batch.result || [];
+      state.batch.pairs.forEach(([s, e], i) => {
+        const r = res[i];
+        const rgb = hslRgb((i * 137.508) % 360, 85, 66);
+        o.lines.push({ points: r && Array.isArray(r.corners) ? r.corners : [s, e], color: r && r.error ? [0.97, 0.32, 0.29, 1] : [...rgb, 1] });
+      });
+      if (state.batch.pending) o.markers.push({ p: state.batch.pending, color: [0.25, 0.73, 0.31, 1] });
+    }
     const ppm = view3d.pxPerMetre();
     for (const a of state.agents) {
       const c = a.error ? '#f85149' : a.color;
@@ -2069,6 +2677,7 @@
         }
       } else if (ev.target === canvas3d && ev.timeStamp - lastHover > 40) {
         lastHover = ev.timeStamp;
+        if (volume && volume.active()) { $('cursor').textContent = volume.hover(ev.clientX - r.left, ev.clientY - r.top); return; }
         const pk = view3d.pick(ev.clientX - r.left, ev.clientY - r.top);
         $('cursor').textContent = pk ? `x ${fmt(pk.x)}  z ${fmt(pk.z)}  y ${fmt(pk.y)}  · polygon ${pk.poly} · component ${state.mesh.polys[pk.poly].comp}` : 'no surface under the cursor';
       }
@@ -2077,8 +2686,10 @@
       if (!drag) return;
       const d = drag;
       drag = null;
-      if (d.moved || d.pan || ev.target !== canvas3d || !state.mesh) return;
+      if (d.moved || d.pan || ev.target !== canvas3d) return;
       const r = canvas3d.getBoundingClientRect();
+      if (volume && volume.active()) { volume.click(ev.clientX - r.left, ev.clientY - r.top, ev); return; }
+      if (!state.mesh) return;
       const pk = view3d.pick(ev.clientX - r.left, ev.clientY - r.top);
       app.dataset.pick3d = pk ? [pk.x, pk.y, pk.z].map((v) => v.toFixed(3)).join(',') : '';
       if (pk) applyClick([pk.x, pk.y, pk.z], ev);
@@ -2120,7 +2731,7 @@
   /* Polls health and the mesh list: a mesh added, deleted or replaced by
      someone else shows up here without a click on "refresh". */
   async function poll() {
-    if (!document.hidden && (await loadHealth())) await loadList();
+    if (!document.hidden && (await loadHealth())) { await loadList(); if (volume) await volume.load(); }
     setTimeout(poll, POLL_MS);
   }
 
@@ -2138,10 +2749,21 @@
     fit: fitView,
     setMode,
     get view3d() { return view3d; },
+    setProfile,
+    get bake() { return bake; },
+    get volume() { return volume; },
   };
 
   installInput();
   install3d();
+  const volume = window.navdVolume ? window.navdVolume.install({
+    api, ApiError, app, showError, showInfo, setMode, applySlice, redraw, renderLegend,
+    view3d: () => view3d, meshMeta: () => state.meta, sim: state.sim,
+  }) : null;
+  const bake = window.navdBake ? window.navdBake.install({
+    api, ApiError, app, showError, showInfo, loadList, dropDone: () => dropDone(),
+    loadVolumes: (name) => (volume ? volume.load(name) : null),
+  }) : null;
   state.mode = '2d';
   app.dataset.mode = '2d';
   for (const b of $('mode').querySelectorAll('button')) b.classList.toggle('active', b.dataset.mode === '2d');
