@@ -330,6 +330,20 @@ static json_t *points_json(const float *p, uint32_t n) {
     return a;
 }
 
+/* The export's "links" array (both exports write it the same way). */
+static json_t *links_json(const nav_mesh_input *in) {
+    json_t *links = json_array();
+    for (uint32_t i = 0; i < in->nlinks; i++) {
+        const nav_link_input *l = &in->links[i];
+        json_array_append_new(
+            links,
+            json_pack("{s:o,s:o,s:o,s:b,s:i,s:s}", "start", api_json_vec3(l->start), "end",
+                      api_json_vec3(l->end), "radius", api_json_num(l->radius), "bidirectional",
+                      (int)l->bidirectional, "area", (int)l->area, "kind", l->kind));
+    }
+    return links;
+}
+
 json_t *api_mesh_encode_json(const nav_mesh *m) {
     nav_mesh_input in;
     nav_mesh_as_input(m, &in);
@@ -345,16 +359,7 @@ json_t *api_mesh_encode_json(const nav_mesh *m) {
     }
     json_object_set_new(root, "polygons", polys);
     json_object_set_new(root, "areas", areas);
-    json_t *links = json_array();
-    for (uint32_t i = 0; i < in.nlinks; i++) {
-        const nav_link_input *l = &in.links[i];
-        json_array_append_new(
-            links,
-            json_pack("{s:o,s:o,s:o,s:b,s:i,s:s}", "start", api_json_vec3(l->start), "end",
-                      api_json_vec3(l->end), "radius", api_json_num(l->radius), "bidirectional",
-                      (int)l->bidirectional, "area", (int)l->area, "kind", l->kind));
-    }
-    json_object_set_new(root, "links", links);
+    json_object_set_new(root, "links", links_json(&in));
     if (in.detail_poly_tris) {
         json_t *tris = json_array(), *ranges = json_array();
         for (uint32_t t = 0; t < in.ndetail_tris; t++)
@@ -370,6 +375,80 @@ json_t *api_mesh_encode_json(const nav_mesh *m) {
                                       tris, "polygon_triangles", ranges));
     }
     return root;
+}
+
+/* Little-endian writers: the format does not depend on the host's byte order. */
+static unsigned char *put_u32(unsigned char *p, uint32_t v) {
+    p[0] = (unsigned char)v;
+    p[1] = (unsigned char)(v >> 8);
+    p[2] = (unsigned char)(v >> 16);
+    p[3] = (unsigned char)(v >> 24);
+    return p + 4;
+}
+
+static unsigned char *put_f32s(unsigned char *p, const float *v, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        uint32_t bits;
+        memcpy(&bits, &v[i], sizeof bits);
+        p = put_u32(p, bits);
+    }
+    return p;
+}
+
+static unsigned char *put_u32s(unsigned char *p, const uint32_t *v, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        p = put_u32(p, v[i]);
+    return p;
+}
+
+char *api_mesh_encode_bin(const nav_mesh *m, size_t *len) {
+    nav_mesh_input in;
+    nav_mesh_as_input(m, &in);
+    json_t *links = links_json(&in);
+    size_t links_len = 0;
+    char *ltext = links ? api_json_dump(links, &links_len) : NULL;
+    json_decref(links);
+    if (!ltext)
+        return NULL;
+    const uint32_t nidx = in.poly_start[in.npolys];
+    const int detail = in.detail_poly_tris != NULL;
+    const size_t areas_len = ((size_t)in.npolys + 3) / 4 * 4;
+    size_t n = 4 + 8 * 4 + (size_t)in.nverts * 12 + ((size_t)in.npolys + 1) * 4 + (size_t)nidx * 4 +
+               areas_len + links_len;
+    if (detail)
+        n += (size_t)in.ndetail_verts * 12 + (size_t)in.ndetail_tris * 12 + (size_t)in.npolys * 8;
+    unsigned char *buf = malloc(n), *p = buf;
+    if (!buf) {
+        free(ltext);
+        return NULL;
+    }
+    memcpy(p, "NAVB", 4);
+    p += 4;
+    const uint32_t head[8] = {1,
+                              in.nverts,
+                              in.npolys,
+                              nidx,
+                              detail ? in.ndetail_verts : 0,
+                              detail ? in.ndetail_tris : 0,
+                              (uint32_t)detail,
+                              (uint32_t)links_len};
+    p = put_u32s(p, head, 8);
+    p = put_f32s(p, in.verts, (size_t)in.nverts * 3);
+    p = put_u32s(p, in.poly_start, (size_t)in.npolys + 1);
+    p = put_u32s(p, in.poly_verts, nidx);
+    memset(p, 0, areas_len);
+    if (in.areas)
+        memcpy(p, in.areas, in.npolys);
+    p += areas_len;
+    if (detail) {
+        p = put_f32s(p, in.detail_verts, (size_t)in.ndetail_verts * 3);
+        p = put_u32s(p, in.detail_tris, (size_t)in.ndetail_tris * 3);
+        p = put_u32s(p, in.detail_poly_tris, (size_t)in.npolys * 2);
+    }
+    memcpy(p, ltext, links_len);
+    free(ltext);
+    *len = n;
+    return (char *)buf;
 }
 
 void api_format_time(int64_t unix_ms, char *buf, size_t size) {
@@ -398,4 +477,24 @@ json_t *api_meta_encode(const store_meta *meta, const nav_mesh *m) {
                      (json_int_t)nav_mesh_component_count(m), "bounds", api_json_vec3(bmin),
                      api_json_vec3(bmax), "area", api_json_num(nav_mesh_area(m)), "created_at",
                      created, "updated_at", updated);
+}
+
+/*
+ * A navmesh's metadata: the stored fields, the default profile's figures,
+ * the profile names, and for a bake its source (level, level version and
+ * every setting used). An upload has the one profile "default" and no
+ * source field.
+ */
+json_t *api_entry_encode(const api_entry *e) {
+    json_t *o = api_meta_encode(&e->meta, e->mesh);
+    json_t *names = json_array();
+    for (uint32_t i = 0; i < e->nprofiles; i++)
+        json_array_append_new(names, json_string(e->profiles[i].name));
+    json_object_set_new(o, "profiles", names);
+    if (e->source) {
+        json_t *src = json_loads(e->source, 0, NULL);
+        if (src)
+            json_object_set_new(o, "source", src);
+    }
+    return o;
 }

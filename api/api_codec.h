@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "api/api_error.h"
+#include "api/api_registry.h"
 #include "nav/nav_mesh.h"
 #include "storage/store.h"
 
@@ -44,8 +45,27 @@ void api_mesh_doc_free(api_mesh_doc *doc);
 /* The mesh in the upload JSON format (links and detail included); new reference. */
 json_t *api_mesh_encode_json(const nav_mesh *m);
 
+/*
+ * The same mesh as the compact binary export (?format=bin, for the viewer:
+ * typed arrays instead of 4 MB of JSON numbers on a 100,000-polygon mesh).
+ * Little-endian, every section 4-byte aligned:
+ *   "NAVB", u32 version (1), u32 nverts, npolys, nindices, ndetail_verts,
+ *   ndetail_tris, has_detail (0 or 1), links_len;
+ *   f32 verts[3 nverts]; u32 poly_start[npolys + 1]; u32 poly_verts[nindices];
+ *   u8 areas[npolys] padded with zeros to a multiple of 4;
+ *   when has_detail: f32 detail_verts[3 ndetail_verts],
+ *   u32 detail_tris[3 ndetail_tris], u32 detail_poly_tris[2 npolys];
+ *   links_len bytes of UTF-8 JSON: the "links" array of the JSON export.
+ * Floats are the mesh's own (the JSON export prints them), so nothing is
+ * rounded. Returns a malloc'd buffer and its length, or NULL (no memory).
+ */
+char *api_mesh_encode_bin(const nav_mesh *m, size_t *len);
+
 /* The contract's metadata object; new reference. */
 json_t *api_meta_encode(const store_meta *meta, const nav_mesh *m);
+/* api_meta_encode of the default profile plus "profiles" (names) and, for a
+   bake, "source" (level, level version, every setting). */
+json_t *api_entry_encode(const api_entry *e);
 
 /* RFC 3339 UTC with milliseconds ("2026-11-21T05:23:31.123Z") into buf (>= 32 bytes). */
 void api_format_time(int64_t unix_ms, char *buf, size_t size);

@@ -46,6 +46,12 @@ api_code api_code_from_nav(nav_status s) {
     case NAV_E_NOMEM:
     case NAV_E_DEADLINE:
         return API_E_UNAVAILABLE; /* transient: the client may retry (smaller, or later) */
+    case NAV_E_CANCELLED:
+        /* a bake stopped at its caller's request (a cancelled job, a stopping server): nothing
+           changed and the same request may be made again */
+        return API_E_UNAVAILABLE;
+    case NAV_E_EMPTY:
+        return API_E_INVALID_LEVEL; /* the level baked to no walkable surface at all */
     case NAV_E_CORRUPT:
     case NAV_STATUS_COUNT:
         break;
@@ -64,6 +70,7 @@ api_code api_code_from_store(store_status s) {
     case STORE_IO:
     case STORE_NOMEM:
     case STORE_CONFLICT:
+    case STORE_UNAVAILABLE:       /* PostgreSQL down: nothing was written */
         return API_E_UNAVAILABLE; /* the request changed nothing and may be retried */
     case STORE_STATUS_COUNT:
         break;

@@ -18,6 +18,7 @@
 #define API_CODE_LIST(X)                                                                           \
     X(API_OK, 200, "ok")                                                                           \
     X(API_CREATED, 201, "created")                                                                 \
+    X(API_ACCEPTED, 202, "accepted")                                                               \
     X(API_NO_CONTENT, 204, "no_content")                                                           \
     X(API_E_BAD_REQUEST, 400, "bad_request")                                                       \
     X(API_E_INVALID_JSON, 400, "invalid_json")                                                     \
@@ -30,6 +31,7 @@
     X(API_E_INVALID_NAVMESH, 422, "invalid_navmesh")                                               \
     X(API_E_POINT_OFF_MESH, 422, "point_off_mesh")                                                 \
     X(API_E_INVALID_LEVEL, 422, "invalid_level")                                                   \
+    X(API_E_POINT_BLOCKED, 422, "point_blocked")                                                   \
     X(API_E_INTERNAL, 500, "internal")                                                             \
     X(API_E_UNAVAILABLE, 503, "unavailable")
 

@@ -18,6 +18,7 @@
 
 #include "api/api.h"
 #include "api/api_error.h"
+#include "api/api_jobs.h"
 #include "api/api_registry.h"
 #include "api/api_routes.h"
 
@@ -75,6 +76,40 @@ const char *api_req_arg(const api_req *r, const char *key);
  * api_entry_release), or replies 404 not_found and returns NULL.
  */
 api_entry *api_req_mesh(api_req *r);
+
+/* The server's jobs (bakes). */
+api_jobs *api_req_jobs(const api_req *r);
+/* The server's flight volumes (api_volume.h). */
+struct api_volumes;
+struct api_volumes *api_req_volumes(const api_req *r);
+/*
+ * Answers r when job ends instead of now: the handler (on an API_R_POOL
+ * route) calls this instead of replying, and r is answered 200 with the
+ * job object as it ended. Takes a reference to job.
+ */
+void api_req_wait_job(api_req *r, api_job *job);
+
+/*
+ * The start of a POST that queues a job on a stored level (a navmesh or a
+ * volume bake, api_jobs_http.c): ?wait (true or false), a JSON object body
+ * and its "level" (a level name). Returns the body (json_decref it) with
+ * *level borrowed from it, or NULL once answered with the 400.
+ */
+json_t *api_job_request(api_req *r, int *wait, const char **level);
+/*
+ * The end of such a POST: queues run(arg) as a job of `kind` on the
+ * request's {name} and answers 202 with the job, or with wait the job as
+ * it ends. Takes arg (freed with free_arg whatever happens).
+ */
+void api_job_start(api_req *r, int wait, const char *kind, api_job_run_fn run,
+                   api_job_free_fn free_arg, void *arg);
+
+/*
+ * Reads and checks stored level `name` (api_level.c). NULL once answered:
+ * 404 when absent, 500 when its stored blob is damaged.
+ */
+struct nav_level;
+struct nav_level *api_level_load(api_req *r, const char *name, store_meta *meta);
 
 /* ---- replies: exactly one per request ---- */
 /* JSON body (steals j). */

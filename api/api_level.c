@@ -153,7 +153,7 @@ void api_h_level_put(api_req *r) {
 }
 
 /* Reads and checks stored level `name`; replies and returns NULL when absent or damaged. */
-static nav_level *level_load(api_req *r, const char *name, store_meta *meta) {
+nav_level *api_level_load(api_req *r, const char *name, store_meta *meta) {
     void *blob = NULL;
     size_t len = 0;
     store_status ss =
@@ -183,7 +183,7 @@ void api_h_level_get(api_req *r) {
         return;
     }
     store_meta meta;
-    nav_level *l = level_load(r, api_req_name(r), &meta);
+    nav_level *l = api_level_load(r, api_req_name(r), &meta);
     if (!l)
         return;
     if (!format) {

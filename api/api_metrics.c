@@ -21,6 +21,7 @@
 
 #include "api/api_cache_hook.h"
 #include "api/api_internal.h"
+#include "api/api_replica.h"
 
 #define NROUTES (API_ROUTE_COUNT + 1) /* + "none" */
 
@@ -32,7 +33,8 @@
  */
 #define STATUS_LIST(X)                                                                             \
     X(200)                                                                                         \
-    X(201) X(204) X(304) X(400) X(401) X(403) X(404) X(405) X(413) X(415) X(422) X(500) X(503)
+    X(201)                                                                                         \
+    X(202) X(204) X(304) X(400) X(401) X(403) X(404) X(405) X(413) X(415) X(422) X(500) X(503)
 
 enum {
 #define STATUS_ENUM(code) ST_##code,
@@ -223,6 +225,15 @@ char *api_metrics_render(api_registry *reg, unsigned in_flight, unsigned writes_
               (unsigned long long)cs.hits, (unsigned long long)cs.misses,
               (unsigned long long)cs.evictions, (unsigned long long)cs.entries,
               (unsigned long long)cs.bytes);
+    if (reg) {
+        /* the store's state and, with PostgreSQL, how replicas keep up */
+        char *rep = api_replica_metrics(reg);
+        if (rep)
+            sb_printf(&b, "%s", rep);
+        else
+            b.failed = 1;
+        free(rep);
+    }
     if (b.failed) {
         free(b.p);
         return NULL;

@@ -318,6 +318,21 @@ static api_entry *begin_query(api_req *r, api_scratch **s) {
     return api_req_mesh(r);
 }
 
+/*
+ * The mesh of the query's profile in ent. An unknown profile is the
+ * client's mistake (400 naming it): the entry is released and NULL returned
+ * once answered.
+ */
+static const nav_mesh *profile_mesh(api_req *r, api_entry *ent, const char *profile) {
+    const nav_mesh *m = api_entry_profile(ent, profile);
+    if (!m) {
+        api_reply_fail(r, API_E_BAD_REQUEST, "profile '%s' does not exist in navmesh '%s'", profile,
+                       ent->meta.name);
+        api_entry_release(ent);
+    }
+    return m;
+}
+
 /* decode_body, then begin_query: a single-query POST handler's whole prologue. */
 static api_entry *open_query(api_req *r, body_decoder decode, void *out, api_scratch **s) {
     return decode_body(r, decode, out) ? begin_query(r, s) : NULL;
@@ -328,10 +343,13 @@ static void answer_path(api_req *r, const api_path_query *pq) {
     api_entry *ent = begin_query(r, &s);
     if (!ent)
         return;
+    const nav_mesh *m = profile_mesh(r, ent, pq->opts.profile);
+    if (!m)
+        return;
     api_err e = {0};
     api_jw w;
     api_jw_init(&w, 1024);
-    api_code c = run_path(s, ent->mesh, pq, "", &w, &e, NULL);
+    api_code c = run_path(s, m, pq, "", &w, &e, NULL);
     api_entry_release(ent);
     if (c == API_OK) {
         reply_jw(r, &w);
@@ -364,6 +382,14 @@ void api_h_path_get(api_req *r) {
     if (pq.opts.extents[0] < 0 || pq.opts.extents[1] < 0 || pq.opts.extents[2] < 0) {
         api_reply_fail(r, API_E_BAD_REQUEST, "extents must not be negative");
         return;
+    }
+    if ((v = api_req_arg(r, "profile"))) {
+        if (!api_profile_name_ok(v)) {
+            api_reply_fail(r, API_E_BAD_REQUEST,
+                           "profile must be a profile name (1-64 of A-Z a-z 0-9 _ . -)");
+            return;
+        }
+        snprintf(pq.opts.profile, sizeof pq.opts.profile, "%s", v);
     }
     const char *flags[] = {"cache", "debug"};
     bool *dst[] = {&pq.opts.cache, &pq.opts.debug};
@@ -435,8 +461,12 @@ void api_h_paths(api_req *r) {
                                      "(--request-deadline-ms) was reached first",
                                      where, api_req_config(r)->request_deadline_ms)
                           : api_decode_path(json_array_get(queries, i), where, &base, &pq, &e);
+        const nav_mesh *m = c == API_OK ? api_entry_profile(ent, pq.opts.profile) : NULL;
+        if (c == API_OK && !m)
+            c = api_fail(&e, API_E_BAD_REQUEST, "%s.profile '%s' does not exist in navmesh '%s'",
+                         where, pq.opts.profile, ent->meta.name);
         if (c == API_OK)
-            c = run_path(s, ent->mesh, &pq, where, &w, &e, &debug_left);
+            c = run_path(s, m, &pq, where, &w, &e, &debug_left);
         if (c != API_OK) {
             /* this query's error in its own slot; the others are still answered */
             api_jw_lit(&w, "{\"error\":{\"code\":");
@@ -457,10 +487,13 @@ void api_h_nearest(api_req *r) {
     api_entry *ent = open_query(r, decode_nearest_body, &nq, NULL);
     if (!ent)
         return;
+    const nav_mesh *m = profile_mesh(r, ent, nq.opts.profile);
+    if (!m)
+        return;
     uint32_t poly = NO_POLY;
     float p[3];
-    nav_status st = nav_mesh_nearest(ent->mesh, nq.point, nq.opts.extents,
-                                     nq.opts.filter.exclude_mask, &poly, p);
+    nav_status st =
+        nav_mesh_nearest(m, nq.point, nq.opts.extents, nq.opts.filter.exclude_mask, &poly, p);
     api_entry_release(ent);
     if (st != NAV_OK) {
         reply_nav_fail(r, st, "point", "nearest query");
@@ -480,16 +513,19 @@ void api_h_raycast(api_req *r) {
     api_entry *ent = open_query(r, decode_raycast_body, &rq, &s);
     if (!ent)
         return;
+    const nav_mesh *m = profile_mesh(r, ent, rq.opts.profile);
+    if (!m)
+        return;
     uint32_t poly = NO_POLY;
     float start[3];
-    nav_status st = nav_mesh_nearest(ent->mesh, rq.start, rq.opts.extents,
-                                     rq.opts.filter.exclude_mask, &poly, start);
+    nav_status st =
+        nav_mesh_nearest(m, rq.start, rq.opts.extents, rq.opts.filter.exclude_mask, &poly, start);
     nav_raycast_result res;
     memset(&res, 0, sizeof res);
     res.polys = s->polys;
     res.max_polys = s->max_polys;
     if (st == NAV_OK)
-        st = nav_raycast(ent->mesh, poly, start, rq.end, &rq.opts.filter, &res);
+        st = nav_raycast(m, poly, start, rq.end, &rq.opts.filter, &res);
     api_entry_release(ent);
     if (st != NAV_OK) {
         /* only the start is snapped; the ray walks toward the raw end */
@@ -515,7 +551,9 @@ void api_h_reachable(api_req *r) {
     api_entry *ent = open_query(r, decode_reachable_body, &rq, &s);
     if (!ent)
         return;
-    const nav_mesh *m = ent->mesh;
+    const nav_mesh *m = profile_mesh(r, ent, rq.opts.profile);
+    if (!m)
+        return;
     uint32_t a = NO_POLY, b = NO_POLY;
     float sa[3], sb[3];
     json_t *o = NULL;

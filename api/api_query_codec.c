@@ -134,7 +134,23 @@ api_code api_decode_query_opts(const json_t *obj, const char *where, api_query_o
     }
     if ((c = api_obj_bool(obj, where, "cache", &o->cache, e)) != API_OK)
         return c;
+    if ((c = api_decode_profile(obj, where, o->profile, e)) != API_OK)
+        return c;
     return api_obj_bool(obj, where, "debug", &o->debug, e);
+}
+
+api_code api_decode_profile(const json_t *obj, const char *where, char *profile, api_err *e) {
+    char w[160];
+    const json_t *v = json_object_get(obj, "profile");
+    if (!v || json_is_null(v))
+        return API_OK;
+    const char *s = json_string_value(v);
+    if (!s || !api_profile_name_ok(s))
+        return api_fail(e, API_E_BAD_REQUEST,
+                        "%s must be a profile name (1-64 of A-Z a-z 0-9 _ . -)",
+                        join(w, sizeof w, where, "profile"));
+    snprintf(profile, API_PROFILE_NAME_MAX + 1, "%s", s);
+    return API_OK;
 }
 
 api_code api_decode_path(const json_t *obj, const char *where, const api_query_opts *base,

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "api/api_error.h"
+#include "api/api_profiles.h"
 #include "nav/nav_query.h"
 
 #define API_DEFAULT_EXTENTS                                                                        \
@@ -20,19 +21,20 @@
 
 /* Options shared by the query endpoints; api_query_opts_default gives the contract's defaults. */
 typedef struct api_query_opts {
-    float extents[3];   /* snapping half-box, default [2, 4, 2] */
-    nav_filter filter;  /* area_costs (default 1) and exclude_areas */
-    uint32_t max_nodes; /* search budget; 0 = the server's pool (--max-nodes) */
-    nav_algo algorithm; /* "auto" (default), "optimal" or "corridor" */
-    bool cache;         /* default true */
-    bool debug;         /* path: also return the expanded polygons */
+    float extents[3];                       /* snapping half-box, default [2, 4, 2] */
+    nav_filter filter;                      /* area_costs (default 1) and exclude_areas */
+    uint32_t max_nodes;                     /* search budget; 0 = the server's pool (--max-nodes) */
+    nav_algo algorithm;                     /* "auto" (default), "optimal" or "corridor" */
+    bool cache;                             /* default true */
+    bool debug;                             /* path: also return the expanded polygons */
+    char profile[API_PROFILE_NAME_MAX + 1]; /* agent profile; "" = the navmesh's first */
 } api_query_opts;
 
 void api_query_opts_default(api_query_opts *o);
 
 /*
  * Reads the optional fields extents, area_costs, exclude_areas, max_nodes,
- * algorithm, cache and debug of `obj` (named `where`, "" for the body) over
+ * algorithm, cache, debug and profile of `obj` (named `where`, "" for the body) over
  * the values already in *o, so a batch's shared options can be refined per
  * query.
  */
@@ -46,6 +48,13 @@ api_code api_decode_query_opts(const json_t *obj, const char *where, api_query_o
  */
 api_code api_decode_search_opts(const json_t *obj, const char *where, nav_filter *filter,
                                 uint32_t *max_nodes, api_err *e);
+
+/*
+ * Reads the optional "profile" of obj (a profile name string) into
+ * profile (API_PROFILE_NAME_MAX + 1 bytes), leaving it as it is when
+ * absent or null. Shared by the queries and `step`.
+ */
+api_code api_decode_profile(const json_t *obj, const char *where, char *profile, api_err *e);
 
 /* A path query: start and end (required) plus options. */
 typedef struct api_path_query {

@@ -41,6 +41,20 @@
     X(LEVEL_PUT, "PUT", "/v1/levels/{name}", api_h_level_put,                                      \
       API_R_AUTH | API_R_MESH | API_R_WRITE)                                                       \
     X(LEVEL_DELETE, "DELETE", "/v1/levels/{name}", api_h_level_delete, API_R_AUTH | API_R_WRITE)   \
+    X(BAKE, "POST", "/v1/navmeshes/{name}/bake", api_h_bake, API_R_AUTH | API_R_JSON | API_R_POOL) \
+    X(JOB_LIST, "GET", "/v1/jobs", api_h_job_list, 0)                                              \
+    X(JOB_GET, "GET", "/v1/jobs/{name}", api_h_job_get, 0)                                         \
+    X(JOB_DELETE, "DELETE", "/v1/jobs/{name}", api_h_job_delete, API_R_AUTH)                       \
+    X(VOL_LIST, "GET", "/v1/volumes", api_h_volume_list, 0)                                        \
+    X(VOL_GET, "GET", "/v1/volumes/{name}", api_h_volume_get, API_R_POOL)                          \
+    X(VOL_DELETE, "DELETE", "/v1/volumes/{name}", api_h_volume_delete, API_R_AUTH | API_R_WRITE)   \
+    X(VOL_BAKE, "POST", "/v1/volumes/{name}/bake", api_h_volume_bake,                              \
+      API_R_AUTH | API_R_JSON | API_R_POOL)                                                        \
+    X(VOL_PATH, "POST", "/v1/volumes/{name}/path", api_h_volume_path, API_R_JSON)                  \
+    X(VOL_RAYCAST, "POST", "/v1/volumes/{name}/raycast", api_h_volume_raycast, API_R_JSON)         \
+    X(VOL_NEAREST, "POST", "/v1/volumes/{name}/nearest", api_h_volume_nearest, API_R_JSON)         \
+    X(VOL_REACHABLE, "POST", "/v1/volumes/{name}/reachable", api_h_volume_reachable, API_R_JSON)   \
+    X(VOL_STEP, "POST", "/v1/volumes/{name}/step", api_h_volume_step, API_R_JSON | API_R_POOL)     \
     /* further routes go above this line */
 
 #endif

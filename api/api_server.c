@@ -36,6 +36,7 @@
 #include "api/api_json.h"
 #include "api/api_log.h"
 #include "api/api_query.h"
+#include "api/api_volume.h"
 
 typedef struct api_route {
     const char *method;
@@ -78,6 +79,10 @@ struct api_server {
        threads, the routes whose work grows with the request: step, paths,
        a mesh export). */
     struct api_pool *writes, *queries;
+    /* Bakes: their own threads, off the workers and both pools. */
+    api_jobs *jobs;
+    /* Flight volumes (api_volume.h): the registry's, loaded from the store at start. */
+    api_volumes *volumes;
 };
 
 /*
@@ -151,6 +156,9 @@ struct api_req {
     struct MHD_Response *deferred;
     double queued_s; /* admitted (mono_now) until the writer took it, for the access log */
     double deadline; /* see api_req_deadline; set as the handler starts */
+    /* A handler on a pool that answers only when a job ends (?wait=true):
+       set by api_req_wait_job, taken by the pool thread after the handler. */
+    api_job *wait_job;
 };
 
 static double elapsed_s(const struct timespec *t0) {
@@ -696,8 +704,38 @@ static void run_handler(api_req *r) {
     if (r->srv->cfg->request_deadline_ms)
         r->deadline = mono_now() + r->srv->cfg->request_deadline_ms / 1000.0;
     routes[r->route].handler(r);
-    if (!r->replied)
+    if (!r->replied && !r->wait_job)
         api_reply_fail(r, API_E_INTERNAL, "the request could not be answered");
+}
+
+api_jobs *api_req_jobs(const api_req *r) {
+    return r->srv->jobs;
+}
+
+api_volumes *api_req_volumes(const api_req *r) {
+    return r->srv->volumes;
+}
+
+void api_req_wait_job(api_req *r, api_job *job) {
+    r->wait_job = job;
+}
+
+/*
+ * A waiting request's job ended (on the thread that ended it, or on the
+ * pool thread when it had already): answer with the job object and hand
+ * the connection back, as pool_main does for an ordinary pool job.
+ */
+static void wake_waiter(void *ctx, api_job *job) {
+    api_req *r = ctx;
+    api_reply_json(r, API_OK, api_job_encode(job));
+    api_pool *pool = r->pool;
+    struct MHD_Connection *conn = r->conn;
+    pthread_mutex_lock(&pool->lock);
+    r->job_done = 1;
+    pool->pending--;
+    pthread_cond_broadcast(&pool->wake); /* a stopping pool may be waiting for it */
+    pthread_mutex_unlock(&pool->lock);
+    MHD_resume_connection(conn); /* r belongs to the worker from here */
 }
 
 /*
@@ -737,6 +775,20 @@ static void *pool_main(void *arg) {
         r->queued_s = mono_now() - r->queued_s;
         run_handler(r);
         struct MHD_Connection *conn = r->conn;
+        api_job *wj = r->wait_job;
+        if (wj) {
+            /* The job answers: the request stays admitted (pending) until
+               wake_waiter, which may run at once, here, and after which r
+               may be gone, so nothing below touches r. */
+            r->wait_job = NULL;
+            int ok = api_job_on_end(wj, wake_waiter, r) == 0;
+            api_job_release(wj);
+            if (ok) {
+                pthread_mutex_lock(&pool->lock);
+                continue;
+            }
+            api_reply_fail(r, API_E_UNAVAILABLE, "out of memory while waiting for the job");
+        }
 
         pthread_mutex_lock(&pool->lock);
         r->job_done = 1;
@@ -1087,8 +1139,18 @@ api_server *api_server_start(const api_config *cfg, api_registry *reg, char *err
     s->queries = pool_start(s, cfg->threads ? cfg->threads : 1,
                             cfg->max_connections ? cfg->max_connections : 1024, "heavy queries",
                             "--max-connections");
-    if (!s->writes || !s->queries) {
-        snprintf(err, errlen, "the writer or query threads could not start");
+    s->jobs = api_jobs_new(cfg->max_concurrent_bakes,
+                           cfg->max_queued_jobs ? cfg->max_queued_jobs : 16, cfg->jobs_kept);
+    s->volumes = api_registry_volumes(reg);
+    long nvol = api_volumes_load(s->volumes);
+    if (nvol >= 0)
+        api_log(API_LOG_INFO, "loaded %ld flight volume%s", nvol, nvol == 1 ? "" : "s");
+    if (!s->writes || !s->queries || !s->jobs || nvol < 0) {
+        snprintf(err, errlen, "%s",
+                 nvol < 0 && s->writes && s->queries && s->jobs
+                     ? "the stored flight volumes could not be read"
+                     : "the writer, query or bake threads could not start");
+        api_jobs_free(s->jobs);
         pools_stop(s);
         api_query_shutdown();
         server_free(s);
@@ -1119,6 +1181,7 @@ api_server *api_server_start(const api_config *cfg, api_registry *reg, char *err
     if (!s->daemon) {
         snprintf(err, errlen, "cannot listen on %s:%u (address in use or not permitted)", cfg->bind,
                  (unsigned)cfg->port);
+        api_jobs_free(s->jobs);
         pools_stop(s);
         api_query_shutdown();
         server_free(s);
@@ -1152,6 +1215,10 @@ void api_server_stop(api_server *s) {
        promise 5 s; what is still unfinished then is cut by MHD_stop_daemon. */
     for (int i = 0; i < 300 && atomic_load(&s->in_flight) > 0; i++)
         usleep(10 * 1000);
+    /* Jobs survive nothing: unfinished bakes are cancelled (their targets
+       unchanged) and their waiting requests answered, before the pools
+       stop, since a waiter is still admitted to the query pool. */
+    api_jobs_shutdown(s->jobs);
     pools_stop(s);
     MHD_stop_daemon(s->daemon);
     if (lsock != MHD_INVALID_SOCKET)
@@ -1164,5 +1231,6 @@ void api_server_stop(api_server *s) {
         pthread_join(s->reaper, NULL);
     }
     api_query_shutdown();
+    api_jobs_free(s->jobs);
     server_free(s);
 }

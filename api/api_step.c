@@ -23,14 +23,16 @@
 #include "api/api_json.h"
 #include "api/api_query.h"
 #include "api/api_query_codec.h"
+#include "api/api_step_codec.h"
+#include "api/api_step_fast.h"
 #include "nav/nav_query.h"
 #include "nav/nav_steer.h"
 
-/* Defaults of the optional agent fields (documented in api/openapi.yaml). */
-#define STEP_DEFAULT_RADIUS 0.5
-#define STEP_DEFAULT_MAX_SPEED 3.5
-#define STEP_DEFAULT_MAX_ACCEL 8.0
-#define STEP_DEFAULT_ARRIVE_RADIUS 1.0
+/* Defaults of the optional agent fields: api_step_fast.h (both decoders). */
+#define STEP_DEFAULT_RADIUS STEP_FAST_DEFAULT_RADIUS
+#define STEP_DEFAULT_MAX_SPEED STEP_FAST_DEFAULT_MAX_SPEED
+#define STEP_DEFAULT_MAX_ACCEL STEP_FAST_DEFAULT_MAX_ACCEL
+#define STEP_DEFAULT_ARRIVE_RADIUS STEP_FAST_DEFAULT_ARRIVE_RADIUS
 
 typedef struct step_scratch {
     nav_steer *steer;
@@ -107,7 +109,7 @@ static api_code opt_float(const json_t *obj, const char *where, const char *key,
     return API_OK;
 }
 
-static api_code decode_agent(const json_t *j, uint32_t i, nav_agent_in *a, api_err *e) {
+api_code api_step_decode_agent(const json_t *j, uint32_t i, nav_agent_in *a, api_err *e) {
     char where[48];
     api_path(where, sizeof where, "agents[%u]", (unsigned)i);
     if (!json_is_object(j))
@@ -153,7 +155,7 @@ static api_code decode_agent(const json_t *j, uint32_t i, nav_agent_in *a, api_e
     return API_OK;
 }
 
-static api_code decode_obstacle(const json_t *j, uint32_t k, nav_obstacle *o, api_err *e) {
+api_code api_step_decode_obstacle(const json_t *j, uint32_t k, nav_obstacle *o, api_err *e) {
     char where[48];
     api_path(where, sizeof where, "obstacles[%u]", (unsigned)k);
     if (!json_is_object(j))
@@ -177,8 +179,36 @@ static void jw_vec3_key(api_jw *w, const char *key_lit, size_t n, const float v[
 }
 #define JW_VEC3(w, lit, v) jw_vec3_key((w), (lit), sizeof(lit) - 1, (v))
 
-/* One agent's slot, in the contract's key order. */
-static void encode_slot(api_jw *w, const nav_agent_in *a, const nav_agent_out *o, uint32_t i) {
+/* The agent's "avoidance" (debug only; nothing when it did not sample). */
+static void encode_avoidance(api_jw *w, const nav_avoid_record *rec, size_t *left) {
+    if (!rec || rec->nsamples == 0)
+        return;
+    if (rec->nsamples > *left) {
+        api_jw_lit(w, ",\"avoidance_omitted\":true");
+        return;
+    }
+    *left -= rec->nsamples;
+    api_jw_lit(w, ",\"avoidance\":{\"samples\":[");
+    for (uint32_t k = 0; k < rec->nsamples; k++) {
+        if (k)
+            api_jw_lit(w, ",");
+        api_jw_lit(w, "[");
+        for (int c = 0; c < 4; c++) {
+            if (c)
+                api_jw_lit(w, ",");
+            api_jw_num(w, rec->samples[k][c]);
+        }
+        api_jw_lit(w, "]");
+    }
+    api_jw_lit(w, "],\"chosen\":");
+    api_jw_vec3(w, rec->chosen);
+    api_jw_lit(w, "}");
+}
+
+/* One agent's slot, in the contract's key order; rec: its avoidance record
+   (debug) or NULL. */
+static void encode_slot(api_jw *w, const nav_agent_in *a, const nav_agent_out *o, uint32_t i,
+                        const nav_avoid_record *rec, size_t *debug_left) {
     api_jw_lit(w, "{\"id\":");
     if (a->id)
         api_jw_str(w, a->id);
@@ -217,6 +247,7 @@ static void encode_slot(api_jw *w, const nav_agent_in *a, const nav_agent_out *o
         api_jw_lit(w, ",\"arrived\":false");
     api_jw_lit(w, ",\"polygon\":");
     api_jw_uint(w, o->poly);
+    encode_avoidance(w, rec, debug_left);
     if (!o->has_action) {
         api_jw_lit(w, ",\"action\":null}");
         return;
@@ -230,72 +261,126 @@ static void encode_slot(api_jw *w, const nav_agent_in *a, const nav_agent_out *o
     api_jw_lit(w, "}}");
 }
 
-static void step(api_req *r, const nav_mesh *m) {
+/* The body through the jansson tree: every field checked and named; the
+   profile's mesh in *m. On API_OK, *root holds the tree the agent ids
+   borrow from. */
+static api_code decode_tree(const char *body, size_t len, const api_config *cfg, const api_entry *e,
+                            step_scratch *s, nav_steer_params *p, nav_filter *filter,
+                            bool *use_cache, bool *debug, const nav_mesh **m, size_t *n,
+                            size_t *nobs, json_t **root, api_err *err) {
+    *root = api_json_parse(body, len, err);
+    if (!*root)
+        return err->code;
+    double d = NAN;
+    api_code c = api_obj_number(*root, "", "dt", true, -HUGE_VAL, HUGE_VAL, &d, err);
+    p->dt = (float)d;
+    if (c == API_OK)
+        c = api_obj_vec3(*root, "", "extents", false, p->extents, err);
+    if (c == API_OK)
+        c = api_obj_bool(*root, "", "avoidance", &p->avoidance, err);
+    if (c == API_OK)
+        c = api_obj_bool(*root, "", "cache", use_cache, err);
+    if (c == API_OK)
+        c = api_obj_bool(*root, "", "debug", debug, err);
+    uint64_t seed = 0;
+    if (c == API_OK)
+        c = api_obj_uint(*root, "", "seed", 0, UINT64_MAX >> 1, &seed, err);
+    p->seed = seed;
+    /* area_costs, exclude_areas and max_nodes: the path queries' codec, so
+       the same body fields mean and reject the same things in both */
+    uint32_t max_nodes = 0;
+    if (c == API_OK)
+        c = api_decode_search_opts(*root, "", filter, &max_nodes, err);
+    p->max_nodes = max_nodes;
+    char profile[API_PROFILE_NAME_MAX + 1] = "";
+    if (c == API_OK)
+        c = api_decode_profile(*root, "", profile, err);
+    *m = api_entry_profile(e, profile);
+    if (c == API_OK && !*m)
+        c = api_fail(err, API_E_BAD_REQUEST, "profile '%s' does not exist in navmesh '%s'", profile,
+                     e->meta.name);
+    const json_t *agents = json_object_get(*root, "agents");
+    const json_t *obstacles = json_object_get(*root, "obstacles");
+    if (c == API_OK && !json_is_array(agents))
+        c = api_fail(err, API_E_BAD_REQUEST, "agents must be an array");
+    if (c == API_OK && obstacles && !json_is_null(obstacles) && !json_is_array(obstacles))
+        c = api_fail(err, API_E_BAD_REQUEST, "obstacles must be an array");
+    *n = c == API_OK ? json_array_size(agents) : 0;
+    *nobs = c == API_OK && json_is_array(obstacles) ? json_array_size(obstacles) : 0;
+    if (c == API_OK && *n > cfg->max_agents)
+        c = api_fail(err, API_E_PAYLOAD_TOO_LARGE,
+                     "agents has %zu entries; this server accepts at most %u (--max-agents)", *n,
+                     cfg->max_agents);
+    if (c == API_OK && *nobs > cfg->max_agents)
+        c = api_fail(err, API_E_PAYLOAD_TOO_LARGE,
+                     "obstacles has %zu entries; this server accepts at most %u (--max-agents)",
+                     *nobs, cfg->max_agents);
+    if (c == API_OK && !s)
+        c = api_fail(err, API_E_UNAVAILABLE, "out of memory for the steering scratch");
+    for (size_t i = 0; c == API_OK && i < *n; i++)
+        c = api_step_decode_agent(json_array_get(agents, i), (uint32_t)i, &s->in[i], err);
+    for (size_t k = 0; c == API_OK && k < *nobs; k++)
+        c = api_step_decode_obstacle(json_array_get(obstacles, k), (uint32_t)k, &s->obs[k], err);
+    return c;
+}
+
+static void step(api_req *r, const api_entry *e) {
     const api_config *cfg = api_req_config(r);
     size_t len;
     api_body_type type;
     const char *body = api_req_body(r, &len, &type);
     api_err err = {0};
-    json_t *root = api_json_parse(body, len, &err);
-    if (!root) {
-        api_reply_error(r, &err);
-        return;
-    }
     nav_steer_params p;
     nav_steer_params_default(&p);
-    double d = NAN;
-    api_code c = api_obj_number(root, "", "dt", true, -HUGE_VAL, HUGE_VAL, &d, &err);
-    p.dt = (float)d;
-    if (c == API_OK)
-        c = api_obj_vec3(root, "", "extents", false, p.extents, &err);
-    if (c == API_OK)
-        c = api_obj_bool(root, "", "avoidance", &p.avoidance, &err);
-    bool use_cache = true;
-    if (c == API_OK)
-        c = api_obj_bool(root, "", "cache", &use_cache, &err);
-    uint64_t seed = 0;
-    if (c == API_OK)
-        c = api_obj_uint(root, "", "seed", 0, UINT64_MAX >> 1, &seed, &err);
-    p.seed = seed;
-    /* area_costs, exclude_areas and max_nodes: the path queries' codec, so
-       the same body fields mean and reject the same things in both */
     nav_filter filter;
     nav_filter_default(&filter);
-    uint32_t max_nodes = 0;
-    if (c == API_OK)
-        c = api_decode_search_opts(root, "", &filter, &max_nodes, &err);
     p.filter = &filter;
-    p.max_nodes = max_nodes;
-    const json_t *agents = json_object_get(root, "agents");
-    const json_t *obstacles = json_object_get(root, "obstacles");
-    if (c == API_OK && !json_is_array(agents))
-        c = api_fail(&err, API_E_BAD_REQUEST, "agents must be an array");
-    if (c == API_OK && obstacles && !json_is_null(obstacles) && !json_is_array(obstacles))
-        c = api_fail(&err, API_E_BAD_REQUEST, "obstacles must be an array");
-    size_t n = c == API_OK ? json_array_size(agents) : 0;
-    size_t nobs = c == API_OK && json_is_array(obstacles) ? json_array_size(obstacles) : 0;
-    if (c == API_OK && n > cfg->max_agents)
-        c = api_fail(&err, API_E_PAYLOAD_TOO_LARGE,
-                     "agents has %zu entries; this server accepts at most %u (--max-agents)", n,
-                     cfg->max_agents);
-    if (c == API_OK && nobs > cfg->max_agents)
-        c = api_fail(&err, API_E_PAYLOAD_TOO_LARGE,
-                     "obstacles has %zu entries; this server accepts at most %u (--max-agents)",
-                     nobs, cfg->max_agents);
-    step_scratch *s = NULL;
-    api_scratch *qs = NULL;
-    if (c == API_OK && (!(s = scratch_get(cfg)) || !(qs = api_query_scratch())))
-        c = api_fail(&err, API_E_UNAVAILABLE, "out of memory for the steering scratch");
-    for (size_t i = 0; c == API_OK && i < n; i++)
-        c = decode_agent(json_array_get(agents, i), (uint32_t)i, &s->in[i], &err);
-    for (size_t k = 0; c == API_OK && k < nobs; k++)
-        c = decode_obstacle(json_array_get(obstacles, k), (uint32_t)k, &s->obs[k], &err);
+    bool use_cache = true, debug = false;
+    nav_avoid_record *recs = NULL;
+    size_t n = 0, nobs = 0;
+    json_t *root = NULL;
+    step_scratch *s = scratch_get(cfg);
+    api_scratch *qs = api_query_scratch();
+    if (!qs)
+        s = NULL;
+    /* the common shape without a tree (api_step_fast.c: no "profile", so
+       the first profile's mesh); anything else, or any error, through the
+       tree, which words the errors */
+    const nav_mesh *m = api_entry_profile(e, "");
+    char *ids = s && m ? malloc(len + 1) : NULL;
+    api_step_fast_out fo = {s ? s->in : NULL, cfg->max_agents, s ? s->obs : NULL, cfg->max_agents,
+                            ids};
+    uint32_t fn = 0, fnobs = 0;
+    api_code c = API_OK;
+    if (ids && api_step_fast_decode(body, len, &fo, &p, &use_cache, &fn, &fnobs)) {
+        n = fn;
+        nobs = fnobs;
+    } else {
+        nav_steer_params_default(&p);
+        p.filter = &filter;
+        use_cache = true;
+        c = decode_tree(body, len, cfg, e, s, &p, &filter, &use_cache, &debug, &m, &n, &nobs, &root,
+                        &err);
+    }
+    if (c == API_OK) {
+        p.deadline = api_req_deadline(r);
+        /* a large step is split across as many threads as the query pool
+           has (--threads); the answer is the same bytes whatever the split */
+        p.threads = cfg->threads;
+        /* "debug": the avoidance records, only for this request (the fast
+           path never sees "debug": an unknown key sends the body here) */
+        if (debug && n > 0) {
+            recs = malloc(n * sizeof *recs);
+            if (!recs)
+                c = api_fail(&err, API_E_UNAVAILABLE, "out of memory for the debug records");
+            p.avoid_debug = recs;
+        }
+    }
     if (c == API_OK) {
         nav_step_error se;
         /* "cache": false: every corridor is searched, not looked up; the
            answer is the same bytes either way (canonical corridors) */
         nav_cache *cache = use_cache ? api_query_cache() : NULL;
-        p.deadline = api_req_deadline(r);
         nav_status st = nav_step(s->steer, m, qs->q, cache, &p, s->in, (uint32_t)n, s->obs,
                                  (uint32_t)nobs, s->out, &se);
         if (st == NAV_E_DEADLINE)
@@ -309,20 +394,31 @@ static void step(api_req *r, const nav_mesh *m) {
     }
     if (c != API_OK) {
         json_decref(root);
+        free(ids);
+        free(recs);
         api_reply_error(r, &err);
         return;
     }
-    /* about 330 bytes per agent; agent ids borrow from root: encode first */
+    /* about 330 bytes per agent; agent ids borrow from root or ids: encode
+       first */
     api_jw w;
     api_jw_init(&w, 64 + n * 384);
     api_jw_lit(&w, "{\"agents\":[");
+    /* the avoidance samples the response may carry with "debug": true
+       (--max-step-debug-samples, default 65,536: 2,048 agents at 32 each,
+       ~40 bytes a sample); past it an agent that sampled says
+       "avoidance_omitted": true instead, so a large debug step cannot ask
+       for an unbounded answer */
+    size_t debug_left = cfg->max_step_debug_samples;
     for (size_t i = 0; i < n; i++) {
         if (i)
             api_jw_lit(&w, ",");
-        encode_slot(&w, &s->in[i], &s->out[i], (uint32_t)i);
+        encode_slot(&w, &s->in[i], &s->out[i], (uint32_t)i, recs ? &recs[i] : NULL, &debug_left);
     }
     api_jw_lit(&w, "]}");
     json_decref(root);
+    free(ids);
+    free(recs);
     size_t olen = 0;
     char *text = api_jw_finish(&w, &olen);
     if (!text)
@@ -335,6 +431,6 @@ void api_h_step(api_req *r) {
     api_entry *e = api_req_mesh(r);
     if (!e)
         return;
-    step(r, e->mesh);
+    step(r, e);
     api_entry_release(e);
 }

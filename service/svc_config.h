@@ -22,6 +22,7 @@ typedef struct svc_config {
     bool demo;
     uint64_t max_batch;
     uint64_t max_agents;
+    uint64_t max_step_debug_samples;
     uint64_t max_nodes;
     uint64_t max_polys;
     uint64_t max_verts;
@@ -37,6 +38,17 @@ typedef struct svc_config {
     uint64_t max_query_body;
     uint64_t max_level_triangles;
     uint64_t max_body_memory;
+    uint64_t pg_connect_timeout;
+    uint64_t pg_timeout_ms;
+    uint64_t pg_backoff_max_ms;
+    uint64_t max_concurrent_bakes;
+    uint64_t max_queued_jobs;
+    uint64_t jobs_kept;
+    uint64_t bake_threads;
+    uint64_t max_bake_cells;
+    uint64_t max_bake_spans;
+    uint64_t max_bake_memory;
+    uint64_t max_volume_voxels;
     bool allow_open_writes;
     char log_level[16];
 } svc_config;

@@ -1,9 +1,9 @@
 /*
  * svc_main: the navd process. main() reads as its table of contents:
  * configuration -> store -> registry (load every stored mesh, the demo
- * when asked) -> HTTP server -> wait for SIGTERM/SIGINT -> teardown in the
- * mirror order. Exit 0 after a clean shutdown, 1 when start-up failed, 2
- * for a bad configuration.
+ * when asked) -> replica sync (PostgreSQL) -> HTTP server -> wait for
+ * SIGTERM/SIGINT -> teardown in the mirror order. Exit 0 after a clean shutdown, 1 when start-up
+ * failed, 2 for a bad configuration.
  *
  * Signals: the handlers only set a flag (as Redis does). SIGTERM and SIGINT
  * are blocked before any thread starts, so only the main thread receives
@@ -18,6 +18,9 @@
 
 #include "api/api.h"
 #include "api/api_log.h"
+#include "api/api_replica.h"
+#include "service/svc_bake.h"
+#include "service/svc_bake_volume.h"
 #include "service/svc_config.h"
 #include "storage/store.h"
 
@@ -79,6 +82,7 @@ static void to_api_config(const svc_config *c, api_config *a) {
     a->max_body_memory = (size_t)c->max_body_memory;
     a->max_batch = (unsigned)c->max_batch;
     a->max_agents = (unsigned)c->max_agents;
+    a->max_step_debug_samples = (unsigned)c->max_step_debug_samples;
     a->max_nodes = (unsigned)c->max_nodes;
     a->limits.max_polys = (uint32_t)c->max_polys;
     a->limits.max_verts = (uint32_t)c->max_verts;
@@ -93,9 +97,24 @@ static void to_api_config(const svc_config *c, api_config *a) {
     a->request_deadline_ms = (unsigned)c->request_deadline_ms;
     a->max_level_triangles = (unsigned)c->max_level_triangles;
     a->allow_open_writes = c->allow_open_writes;
+    a->max_concurrent_bakes = (unsigned)c->max_concurrent_bakes;
+    a->max_queued_jobs = (unsigned)c->max_queued_jobs;
+    a->jobs_kept = (unsigned)c->jobs_kept;
+    a->bake_threads = (unsigned)c->bake_threads;
+    a->bake_limits.max_cells = c->max_bake_cells;
+    a->bake_limits.max_spans = c->max_bake_spans;
+    a->bake_limits.max_memory = c->max_bake_memory;
+    a->max_volume_voxels = c->max_volume_voxels;
 }
 
 int main(int argc, char **argv) {
+    /* 0. offline tools: `navd bake ...` (navmesh) and `navd bake-volume ...`
+       bake without serving */
+    if (argc > 1 && !strcmp(argv[1], "bake"))
+        return svc_bake_main(argc - 1, argv + 1);
+    if (argc > 1 && !strcmp(argv[1], "bake-volume"))
+        return svc_bake_volume_main(argc - 1, argv + 1);
+
     /* 1. configuration */
     svc_config cfg;
     svc_parse_result pr = svc_config_parse(&cfg, argc, argv, stderr);
@@ -109,15 +128,23 @@ int main(int argc, char **argv) {
 
     /* 2. store */
     store *st = NULL;
-    ensure_parent_dir(cfg.db);
-    char why[256] = "";
-    store_status ss = store_open_detail(cfg.db, &st, why, sizeof why);
+    int pg = store_target_is_postgres(cfg.db);
+    if (!pg)
+        ensure_parent_dir(cfg.db);
+    char why[512] = "";
+    store_options sopt = {.connect_timeout_s = (unsigned)cfg.pg_connect_timeout,
+                          .op_timeout_ms = (unsigned)cfg.pg_timeout_ms,
+                          .backoff_max_ms = (unsigned)cfg.pg_backoff_max_ms};
+    store_status ss = store_open_with(cfg.db, &sopt, &st, why, sizeof why);
     if (ss != STORE_OK) {
-        /* the store's reason says which (not a database, newer schema, ...) */
-        api_log(API_LOG_ERROR, "cannot open the database %s: %s", cfg.db,
+        /* the store's reason says which (not a database, newer schema, ...);
+           a connection string is never printed: it may carry a password */
+        api_log(API_LOG_ERROR, "cannot open the database %s: %s", pg ? "(PostgreSQL)" : cfg.db,
                 why[0] ? why : store_status_text(ss));
         return 1;
     }
+    char where[300];
+    store_describe(st, where, sizeof where);
 
     /* 3. registry: every stored navmesh, then the demo when asked and empty */
     int rc = 1;
@@ -129,12 +156,17 @@ int main(int argc, char **argv) {
     }
     long loaded = api_registry_load(reg);
     if (loaded < 0) {
-        api_log(API_LOG_ERROR, "cannot read the navmeshes stored in %s", cfg.db);
+        api_log(API_LOG_ERROR, "cannot read the navmeshes stored in %s", where);
         goto free_registry;
     }
-    api_log(API_LOG_INFO, "loaded %ld navmesh%s from %s", loaded, loaded == 1 ? "" : "es", cfg.db);
+    api_log(API_LOG_INFO, "loaded %ld navmesh%s from %s", loaded, loaded == 1 ? "" : "es", where);
     if (cfg.demo && api_registry_count(reg) == 0 && api_demo_install(reg) != 0)
         api_log(API_LOG_WARN, "continuing without the demo navmesh");
+    /* Other replicas' writes from now on (a no-op with SQLite). */
+    if (api_replica_start(reg) != 0) {
+        api_log(API_LOG_ERROR, "cannot watch the store for other replicas' changes");
+        goto free_registry;
+    }
 
     /* 4. server */
     char err[256];
@@ -155,6 +187,7 @@ int main(int argc, char **argv) {
     api_server_stop(srv);
     rc = 0;
 free_registry:
+    api_replica_stop(reg);
     api_registry_free(reg);
 close_store:
     store_close(st);

@@ -908,6 +908,10 @@ START_TEST(health_and_metrics) {
     ck_assert_str_eq(json_string_value(json_object_get(j, "status")), "ok");
     ck_assert(json_is_integer(json_object_get(j, "navmeshes")));
     ck_assert_str_eq(json_string_value(json_object_get(j, "version")), "0.1.0");
+    /* the default store: SQLite, always able to take writes */
+    json_t *store = json_object_get(j, "store");
+    ck_assert_str_eq(json_string_value(json_object_get(store, "kind")), "sqlite");
+    ck_assert(json_is_true(json_object_get(store, "connected")));
     json_decref(j);
     th_response_free(&r);
     th_json(srv.port, "GET", "/no-such-route", NULL, &r);

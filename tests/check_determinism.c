@@ -352,6 +352,40 @@ START_TEST(http_path_and_step) {
 }
 END_TEST
 
+/* A step large enough to be split across threads (600 agents, 7 shared
+   targets, so trees too) answers the same bytes from a server with one
+   thread and from one with four, and again on a repeat. */
+START_TEST(http_step_threads) {
+    char *mesh = fx_grid_json(40), *body = fx_step_body(600, 40);
+    ck_assert(mesh && body);
+    const char *one[] = {"--threads", "1", NULL}, *four[] = {"--threads", "4", NULL};
+    th_server a, b;
+    ck_assert_msg(th_start(&a, NULL, one) == 0, "navd did not start");
+    ck_assert_msg(th_start(&b, NULL, four) == 0, "navd did not start");
+    th_response r;
+    ck_assert_int_eq(th_json(a.port, "PUT", "/v1/navmeshes/g", mesh, &r), 0);
+    ck_assert_int_eq(r.status, 201);
+    th_response_free(&r);
+    ck_assert_int_eq(th_json(b.port, "PUT", "/v1/navmeshes/g", mesh, &r), 0);
+    ck_assert_int_eq(r.status, 201);
+    th_response_free(&r);
+    char *x = post(a.port, "/v1/navmeshes/g/step", body);
+    for (int k = 0; k < 3; k++) {
+        char *y = post(b.port, "/v1/navmeshes/g/step", body);
+        ck_assert_msg(strcmp(x, y) == 0, "four threads answer other bytes (try %d)", k);
+        free(y);
+    }
+    free(x);
+    int ra = th_stop(&a), rb = th_stop(&b);
+    th_cleanup(&a);
+    th_cleanup(&b);
+    ck_assert_int_eq(ra, 0);
+    ck_assert_int_eq(rb, 0);
+    free(mesh);
+    free(body);
+}
+END_TEST
+
 extern Suite *determinism_suite(void);
 Suite *determinism_suite(void) {
     Suite *s = suite_create("determinism");
@@ -362,6 +396,7 @@ Suite *determinism_suite(void) {
     tcase_add_test(tc, step_square_hole);
     tcase_add_test(tc, step_random_meshes);
     tcase_add_test(tc, http_path_and_step);
+    tcase_add_test(tc, http_step_threads);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -501,6 +501,10 @@ char *fx_grid_json(int n) {
 }
 
 char *fx_step_body(int agents, int n_grid) {
+    return fx_step_body_targets(agents, n_grid, 7);
+}
+
+char *fx_step_body_targets(int agents, int n_grid, int ntargets) {
     size_t cap = (size_t)agents * 200 + 64, len = 0;
     char *body = malloc(cap);
     if (!body)
@@ -511,8 +515,9 @@ char *fx_step_body(int agents, int n_grid) {
                                 "%s{\"id\":\"a%d\",\"position\":[%d.5,0,%d.5],\"velocity\":[0,0,0],"
                                 "\"radius\":0.3,\"max_speed\":3,\"max_accel\":8,\"behavior\":"
                                 "\"seek\",\"target\":[%d.5,0,%d.5]}",
-                                i ? "," : "", i, i % 20, (i / 20) % 20, n_grid - 1 - i % 7,
-                                n_grid - 1);
+                                i ? "," : "", i, i % 20, (i / 20) % 20,
+                                n_grid - 1 - (i % ntargets) % n_grid,
+                                n_grid - 1 - (i % ntargets) / n_grid % n_grid);
     snprintf(body + len, cap - len, "]}");
     return body;
 }

@@ -121,5 +121,9 @@ char *fx_grid_json(int n);
    every one seeking the far corner of an n_grid grid with the cache off, so
    each costs one full path search (malloc'd; NULL on allocation failure). */
 char *fx_step_body(int agents, int n_grid);
+/* The same with `ntargets` distinct targets (agent i heads for target
+   i % ntargets, spread over the grid's far corner rows): with one target per
+   agent no search is shared, so a step's work grows with its agents. */
+char *fx_step_body_targets(int agents, int n_grid, int ntargets);
 
 #endif
