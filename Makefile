@@ -16,13 +16,20 @@ DB ?= data/navd.db
 SAN ?=
 
 CC ?= cc
-PKGS := libmicrohttpd jansson sqlite3
+PKGS := libmicrohttpd jansson sqlite3 libpq
 TEST_PKGS := check
 
 # Debian package that provides each pkg-config module (used by `make deps`).
+# With TEST_RUNTIME=1 `make deps` also installs two runtime packages the
+# replica tests and bench need (they skip without them): postgresql (initdb,
+# pg_ctl) and nginx. `make test` and `make bench` ask for them; `make run` and
+# the container image's build stage do not, so serving navd never installs
+# (and on a normal Debian, starts) a PostgreSQL server or nginx.
+TEST_RUNTIME ?= 0
 DEB_libmicrohttpd := libmicrohttpd-dev
 DEB_jansson := libjansson-dev
 DEB_sqlite3 := libsqlite3-dev
+DEB_libpq := libpq-dev
 DEB_check := check
 
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -105,9 +112,13 @@ deps:
 	command -v $(CC) >/dev/null 2>&1 || need="$$need build-essential"; \
 	for p in $(PKGS) $(TEST_PKGS); do \
 	  case $$p in libmicrohttpd) d=$(DEB_libmicrohttpd);; jansson) d=$(DEB_jansson);; \
-	    sqlite3) d=$(DEB_sqlite3);; check) d=$(DEB_check);; esac; \
+	    sqlite3) d=$(DEB_sqlite3);; libpq) d=$(DEB_libpq);; check) d=$(DEB_check);; esac; \
 	  pkg-config --exists $$p 2>/dev/null || need="$$need $$d"; \
 	done; \
+	if [ "$(TEST_RUNTIME)" = 1 ]; then \
+	  ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need="$$need postgresql"; \
+	  [ -x /usr/sbin/nginx ] || command -v nginx >/dev/null 2>&1 || need="$$need nginx"; \
+	fi; \
 	if [ -n "$$need" ]; then \
 	  echo "deps: installing$$need"; \
 	  $$SUDO apt-get update -qq; \
@@ -162,6 +173,14 @@ $(BUILD)/obj/tests/bench/detour_ref.o: tests/bench/detour_ref.cpp tests/bench/de
 	@mkdir -p $(dir $@)
 	$(CXX) -std=c++11 -Wall -Wextra -Werror $(OPT) $(SANFLAGS) -I. -I$(DETOUR_INC) -c $< -o $@
 
+# tests/bench/recast_ref.cpp: upstream Recast's bake (same package) beside
+# nav_bake in the bench's `bake` section.
+BENCH_EXTRA_OBJ += $(BUILD)/obj/tests/bench/recast_ref.o
+BENCH_EXTRA_LIBS += -lRecast
+$(BUILD)/obj/tests/bench/recast_ref.o: tests/bench/recast_ref.cpp tests/bench/recast_ref.h
+	@mkdir -p $(dir $@)
+	$(CXX) -std=c++11 -Wall -Wextra -Werror $(OPT) $(SANFLAGS) -I. -I$(DETOUR_INC) -c $< -o $@
+
 # librecast-dev from apt when missing, as `make deps` does for the libraries.
 bench-deps:
 	@if [ ! -f $(DETOUR_INC)/DetourNavMeshQuery.h ]; then \
@@ -182,7 +201,8 @@ run: deps
 	$(NAVD) --port $(PORT) --db $(DB) --demo
 
 # CK_DEFAULT_TIMEOUT is generous because the sanitizer pass is slow on 2 cores.
-test: deps
+test:
+	@$(MAKE) --no-print-directory deps TEST_RUNTIME=1
 	@$(MAKE) --no-print-directory test-unit
 	@$(MAKE) --no-print-directory test-san
 	@$(MAKE) --no-print-directory test-tsan
@@ -193,16 +213,24 @@ test-unit: $(NAVD) $(TEST_RUNNER)
 test-san:
 	@$(MAKE) --no-print-directory SAN=1 BUILD=build/san test-unit
 
-# ThreadSanitizer pass over the concurrency suite only (TSan is ~10x slower;
+# ThreadSanitizer pass over the threaded suites only (TSan is ~10x slower;
 # the other suites are single-threaded or covered by test-san). The server
 # under test is the TSan build too, so races inside navd are reported.
 TSAN_BUILD := build/tsan
+# The suites with threads of their own: the HTTP server under load, the
+# bake jobs (threads, cancel, waiters) and the PostgreSQL store's keeper
+# thread (store_pg skips without PostgreSQL), and steps split across threads
+# (nav_lanes).
+TSAN_SUITES ?= concurrency jobs store_pg nav_lanes
 test-tsan:
 	@$(MAKE) --no-print-directory SAN=thread BUILD=$(TSAN_BUILD) $(TSAN_BUILD)/navd $(TSAN_BUILD)/check_navd
-	NAVD_BIN=$(abspath $(TSAN_BUILD)/navd) CK_RUN_SUITE=concurrency CK_DEFAULT_TIMEOUT=600 \
-	  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" $(TSAN_BUILD)/check_navd
+	@set -e; for s in $(TSAN_SUITES); do \
+	  NAVD_BIN=$(abspath $(TSAN_BUILD)/navd) CK_RUN_SUITE=$$s CK_DEFAULT_TIMEOUT=600 \
+	    TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" $(TSAN_BUILD)/check_navd; \
+	done
 
-bench: deps bench-deps
+bench: bench-deps
+	@$(MAKE) --no-print-directory deps TEST_RUNTIME=1
 	@$(MAKE) --no-print-directory $(NAVD) $(BENCH_RUNNER)
 	NAVD_BIN=$(abspath $(NAVD)) $(BENCH_RUNNER)
 

@@ -31,11 +31,22 @@ void bench_reach(void) __attribute__((weak));
 void bench_snap(void) __attribute__((weak));
 /* Steering figures (tests/bench/bench_steer.c, steering helper). */
 void bench_steer(void) __attribute__((weak));
+/* Agents sharing targets on the large mesh (tests/bench/bench_steer.c). */
+void bench_flow(void) __attribute__((weak));
 /* nav_step beside DetourCrowd itself (tests/bench/bench_crowd.c, steering helper). */
 void bench_crowd(void) __attribute__((weak));
 /* Replace latency under load and the health lane (tests/bench/bench_hardening.c). */
 void bench_hardening(void) __attribute__((weak));
+/* Replicas over PostgreSQL: propagation, reads through nginx, write latency (bench_pg.c). */
+void bench_pg(void) __attribute__((weak));
+/* nav_bake beside Recast's bake (tests/bench/bench_bake.c). */
+void bench_bake(void) __attribute__((weak));
 /* Mixed-traffic load/soak figures (tests/bench/bench_load.c, reliability helper). */
 void bench_load(void) __attribute__((weak));
+/* Flight volumes: bake, memory, path latency (tests/bench/bench_volume.c). */
+void bench_volume(void) __attribute__((weak));
+/* Loading a stored mesh: version 3 (built structures) against a rebuild
+   (tests/bench/bench_blobload.c). */
+void bench_blobload(void) __attribute__((weak));
 
 #endif

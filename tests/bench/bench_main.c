@@ -571,7 +571,8 @@ int main(void) {
     } sections[] = {
         {"shared", bench_shared}, {"snap", NULL},    {"large", bench_large}, {"cache", bench_cache},
         {"http", bench_http},     {"optimal", NULL}, {"reach", NULL},        {"steer", NULL},
-        {"load", NULL},           {"crowd", NULL},   {"hardening", NULL},
+        {"load", NULL},           {"crowd", NULL},   {"hardening", NULL},    {"pg", NULL},
+        {"bake", NULL},           {"volume", NULL},  {"flow", NULL},         {"blobload", NULL},
     };
     for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++) {
         void (*run)(void) = sections[i].run;
@@ -590,6 +591,16 @@ int main(void) {
             run = bench_crowd;
         else if (!strcmp(sections[i].name, "hardening"))
             run = bench_hardening;
+        else if (!strcmp(sections[i].name, "pg"))
+            run = bench_pg;
+        else if (!strcmp(sections[i].name, "bake"))
+            run = bench_bake;
+        else if (!strcmp(sections[i].name, "volume"))
+            run = bench_volume;
+        else if (!strcmp(sections[i].name, "flow"))
+            run = bench_flow;
+        else if (!strcmp(sections[i].name, "blobload"))
+            run = bench_blobload;
         if (!wanted(sections[i].name))
             continue;
         if (run)
