@@ -165,9 +165,67 @@ void nb_mark_volumes(const nb_chf *chf, uint8_t *area, const nav_bake_volume *vo
 }
 
 /*
+ * The two sweeps of a chamfer distance transform (2 per straight step, 3
+ * per diagonal, a diagonal only through a connected straight neighbour) over
+ * d, whose seeds are 0 and every other span 0xffff; returns the largest
+ * distance. Shared by the erosion's edge distance and the watershed's
+ * region distance, which differ only in their seeds.
+ */
+uint16_t nb_chamfer(const nb_chf *chf, uint16_t *d) {
+    const int w = chf->w, h = chf->h;
+#define NB_RELAX(t, val)                                                                           \
+    do {                                                                                           \
+        unsigned v_ = (val);                                                                       \
+        if (v_ < d[t])                                                                             \
+            d[t] = (uint16_t)v_;                                                                   \
+    } while (0)
+    for (int z = 0; z < h; z++)
+        for (int x = 0; x < w; x++) {
+            int c = x + z * w;
+            for (uint32_t s = chf->first[c]; s < chf->first[c + 1]; s++) {
+                if (nb_con(chf, s, 0) != NB_NOCON) {
+                    uint32_t a = nb_nei(chf, x, z, s, 0);
+                    NB_RELAX(s, d[a] + 2u);
+                    if (nb_con(chf, a, 3) != NB_NOCON)
+                        NB_RELAX(s, d[nb_nei(chf, x - 1, z, a, 3)] + 3u);
+                }
+                if (nb_con(chf, s, 3) != NB_NOCON) {
+                    uint32_t a = nb_nei(chf, x, z, s, 3);
+                    NB_RELAX(s, d[a] + 2u);
+                    if (nb_con(chf, a, 2) != NB_NOCON)
+                        NB_RELAX(s, d[nb_nei(chf, x, z - 1, a, 2)] + 3u);
+                }
+            }
+        }
+    uint16_t maxd = 0;
+    for (int z = h - 1; z >= 0; z--)
+        for (int x = w - 1; x >= 0; x--) {
+            int c = x + z * w;
+            for (uint32_t s = chf->first[c]; s < chf->first[c + 1]; s++) {
+                if (nb_con(chf, s, 2) != NB_NOCON) {
+                    uint32_t a = nb_nei(chf, x, z, s, 2);
+                    NB_RELAX(s, d[a] + 2u);
+                    if (nb_con(chf, a, 1) != NB_NOCON)
+                        NB_RELAX(s, d[nb_nei(chf, x + 1, z, a, 1)] + 3u);
+                }
+                if (nb_con(chf, s, 1) != NB_NOCON) {
+                    uint32_t a = nb_nei(chf, x, z, s, 1);
+                    NB_RELAX(s, d[a] + 2u);
+                    if (nb_con(chf, a, 0) != NB_NOCON)
+                        NB_RELAX(s, d[nb_nei(chf, x, z + 1, a, 0)] + 3u);
+                }
+                if (d[s] > maxd)
+                    maxd = d[s];
+            }
+        }
+#undef NB_RELAX
+    return maxd;
+}
+
+/*
  * The distance of every span from the edge of the walkable area: a chamfer
- * distance (2 per straight step, 3 per diagonal) from every span that is
- * unwalkable or misses a neighbour, in two sweeps. It depends only on the
+ * distance (nb_chamfer) from every span that is unwalkable or misses a
+ * neighbour. It depends only on the
  * shared heightfield, so it is computed once per group of profiles and
  * each profile erodes by thresholding it.
  */
@@ -195,49 +253,7 @@ nav_status nb_edge_distance(nb_chf *chf) {
                 dist[s] = d;
             }
         }
-#define NB_RELAX(target, val)                                                                      \
-    do {                                                                                           \
-        int v_ = (val);                                                                            \
-        if (v_ < dist[target])                                                                     \
-            dist[target] = (uint16_t)v_;                                                           \
-    } while (0)
-    for (int z = 0; z < h; z++)
-        for (int x = 0; x < w; x++) {
-            int c = x + z * w;
-            for (uint32_t s = chf->first[c]; s < chf->first[c + 1]; s++) {
-                if (nb_con(chf, s, 0) != NB_NOCON) {
-                    uint32_t a = nb_nei(chf, x, z, s, 0);
-                    NB_RELAX(s, dist[a] + 2);
-                    if (nb_con(chf, a, 3) != NB_NOCON)
-                        NB_RELAX(s, dist[nb_nei(chf, x - 1, z, a, 3)] + 3);
-                }
-                if (nb_con(chf, s, 3) != NB_NOCON) {
-                    uint32_t a = nb_nei(chf, x, z, s, 3);
-                    NB_RELAX(s, dist[a] + 2);
-                    if (nb_con(chf, a, 2) != NB_NOCON)
-                        NB_RELAX(s, dist[nb_nei(chf, x, z - 1, a, 2)] + 3);
-                }
-            }
-        }
-    for (int z = h - 1; z >= 0; z--)
-        for (int x = w - 1; x >= 0; x--) {
-            int c = x + z * w;
-            for (uint32_t s = chf->first[c]; s < chf->first[c + 1]; s++) {
-                if (nb_con(chf, s, 2) != NB_NOCON) {
-                    uint32_t a = nb_nei(chf, x, z, s, 2);
-                    NB_RELAX(s, dist[a] + 2);
-                    if (nb_con(chf, a, 1) != NB_NOCON)
-                        NB_RELAX(s, dist[nb_nei(chf, x + 1, z, a, 1)] + 3);
-                }
-                if (nb_con(chf, s, 1) != NB_NOCON) {
-                    uint32_t a = nb_nei(chf, x, z, s, 1);
-                    NB_RELAX(s, dist[a] + 2);
-                    if (nb_con(chf, a, 0) != NB_NOCON)
-                        NB_RELAX(s, dist[nb_nei(chf, x, z + 1, a, 0)] + 3);
-                }
-            }
-        }
-#undef NB_RELAX
+    nb_chamfer(chf, dist);
     free(chf->edist);
     chf->edist = dist;
     return NAV_OK;

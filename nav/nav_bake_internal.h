@@ -118,6 +118,8 @@ typedef struct nb_work {
 
 /* The shared edge distance (chf->edist), once per heightfield. */
 nav_status nb_edge_distance(nb_chf *chf);
+/* Both sweeps of a chamfer distance transform over seeded d; the maximum. */
+uint16_t nb_chamfer(const nb_chf *chf, uint16_t *d);
 /* This profile's areas: chf's, minus spans closer than radius (cells) to
    the edge. */
 void nb_erode(nb_work *w, int radius);

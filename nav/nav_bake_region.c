@@ -59,53 +59,7 @@ static uint16_t nb_distance_field(const nb_work *wk, uint16_t *d) {
                 d[s] = v;
             }
         }
-#define NB_RELAX(t, val)                                                                           \
-    do {                                                                                           \
-        unsigned v_ = (val);                                                                       \
-        if (v_ < d[t])                                                                             \
-            d[t] = (uint16_t)v_;                                                                   \
-    } while (0)
-    for (int z = 0; z < h; z++)
-        for (int x = 0; x < w; x++) {
-            int c = x + z * w;
-            for (uint32_t s = chf->first[c]; s < chf->first[c + 1]; s++) {
-                if (nb_con(chf, s, 0) != NB_NOCON) {
-                    uint32_t a = nb_nei(chf, x, z, s, 0);
-                    NB_RELAX(s, d[a] + 2u);
-                    if (nb_con(chf, a, 3) != NB_NOCON)
-                        NB_RELAX(s, d[nb_nei(chf, x - 1, z, a, 3)] + 3u);
-                }
-                if (nb_con(chf, s, 3) != NB_NOCON) {
-                    uint32_t a = nb_nei(chf, x, z, s, 3);
-                    NB_RELAX(s, d[a] + 2u);
-                    if (nb_con(chf, a, 2) != NB_NOCON)
-                        NB_RELAX(s, d[nb_nei(chf, x, z - 1, a, 2)] + 3u);
-                }
-            }
-        }
-    uint16_t maxd = 0;
-    for (int z = h - 1; z >= 0; z--)
-        for (int x = w - 1; x >= 0; x--) {
-            int c = x + z * w;
-            for (uint32_t s = chf->first[c]; s < chf->first[c + 1]; s++) {
-                if (nb_con(chf, s, 2) != NB_NOCON) {
-                    uint32_t a = nb_nei(chf, x, z, s, 2);
-                    NB_RELAX(s, d[a] + 2u);
-                    if (nb_con(chf, a, 1) != NB_NOCON)
-                        NB_RELAX(s, d[nb_nei(chf, x + 1, z, a, 1)] + 3u);
-                }
-                if (nb_con(chf, s, 1) != NB_NOCON) {
-                    uint32_t a = nb_nei(chf, x, z, s, 1);
-                    NB_RELAX(s, d[a] + 2u);
-                    if (nb_con(chf, a, 0) != NB_NOCON)
-                        NB_RELAX(s, d[nb_nei(chf, x, z + 1, a, 0)] + 3u);
-                }
-                if (d[s] > maxd)
-                    maxd = d[s];
-            }
-        }
-#undef NB_RELAX
-    return maxd;
+    return nb_chamfer(chf, d);
 }
 
 /* 3x3 average of the distance field (missing neighbours count as the
