@@ -15,7 +15,7 @@
  * degenerate faces): store it as a level and bake it, the form prefilled.
  *
  * The host (viewer.js) hands in what this file may use:
- *   navdBake.install({api, ApiError, showError, showInfo, loadList, app})
+ *   navdBake.install({api, ApiError, showError, showInfo, loadList, deleteButton, app})
  * and gets back {loadLevels, offerLevel, state}.
  *
  * For tests #app carries data-levels (count), data-bake-job, data-bake-state
@@ -79,23 +79,8 @@
         const size = [0, 2].map((i) => (b[1][i] - b[0][i]).toFixed(0)).join(' × ');
         meta.textContent = `v${l.version} · ${l.triangles} triangles · ${size} m`;
         grow.append(name, meta);
-        const del = document.createElement('button');
-        del.type = 'button';
-        del.className = 'del';
-        del.textContent = 'delete';
-        del.title = `Delete level ${l.name} (navmeshes baked from it stay)`;
-        del.addEventListener('click', (ev) => {
-          ev.stopPropagation();
-          /* Two clicks, as for navmeshes: the first arms the button. */
-          if (!del.classList.contains('confirm')) {
-            del.classList.add('confirm');
-            del.textContent = 'confirm?';
-            setTimeout(() => { del.classList.remove('confirm'); del.textContent = 'delete'; }, 3000);
-            return;
-          }
-          deleteLevel(l.name);
-        });
-        li.append(grow, del);
+        li.append(grow, host.deleteButton(`Delete level ${l.name} (navmeshes baked from it stay)`,
+          () => deleteLevel(l.name)));
         li.addEventListener('click', () => chooseLevel(l.name));
         ul.append(li);
         const opt = document.createElement('option');

@@ -1280,26 +1280,31 @@
       meta.className = 'meta';
       meta.textContent = `v${m.version} · ${m.polygons} polys · ${m.components} comp · ${fmt(m.area, 0)} m²`;
       grow.append(name, meta);
-      const del = document.createElement('button');
-      del.type = 'button';
-      del.className = 'del';
-      del.textContent = 'delete';
-      del.title = `Delete ${m.name}`;
-      del.addEventListener('click', (ev) => {
-        ev.stopPropagation();
-        /* Two clicks: the first arms the button, the second deletes. */
-        if (!del.classList.contains('confirm')) {
-          del.classList.add('confirm');
-          del.textContent = 'confirm?';
-          setTimeout(() => { del.classList.remove('confirm'); del.textContent = 'delete'; }, 3000);
-          return;
-        }
-        deleteMesh(m.name);
-      });
-      li.append(grow, del);
+      li.append(grow, deleteButton(`Delete ${m.name}`, () => deleteMesh(m.name)));
       li.addEventListener('click', () => selectMesh(m.name));
       ul.append(li);
     }
+  }
+
+  /* A list row's delete button, shared by navmeshes, levels and volumes:
+     two clicks, the first arms it for 3 s, so a stray click deletes nothing. */
+  function deleteButton(title, onDelete) {
+    const del = document.createElement('button');
+    del.type = 'button';
+    del.className = 'del';
+    del.textContent = 'delete';
+    del.title = title;
+    del.addEventListener('click', (ev) => {
+      ev.stopPropagation();
+      if (!del.classList.contains('confirm')) {
+        del.classList.add('confirm');
+        del.textContent = 'confirm?';
+        setTimeout(() => { del.classList.remove('confirm'); del.textContent = 'delete'; }, 3000);
+        return;
+      }
+      onDelete();
+    });
+    return del;
   }
 
   function renderMeshInfo() {
@@ -2757,11 +2762,11 @@
   installInput();
   install3d();
   const volume = window.navdVolume ? window.navdVolume.install({
-    api, ApiError, app, showError, showInfo, setMode, applySlice, redraw, renderLegend,
+    api, ApiError, app, showError, showInfo, setMode, applySlice, redraw, renderLegend, deleteButton,
     view3d: () => view3d, meshMeta: () => state.meta, sim: state.sim,
   }) : null;
   const bake = window.navdBake ? window.navdBake.install({
-    api, ApiError, app, showError, showInfo, loadList, dropDone: () => dropDone(),
+    api, ApiError, app, showError, showInfo, loadList, deleteButton, dropDone: () => dropDone(),
     loadVolumes: (name) => (volume ? volume.load(name) : null),
   }) : null;
   state.mode = '2d';

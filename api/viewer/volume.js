@@ -11,7 +11,7 @@
  * space within its default extents.
  *
  * The host (viewer.js) hands in what this file may use:
- *   navdVolume.install({api, ApiError, app, showError, showInfo, setMode,
+ *   navdVolume.install({api, ApiError, app, showError, showInfo, setMode, deleteButton,
  *     view3d (getter), redraw, meshMeta (getter), sim (the agents' time
  *     multiplier and pause, shared)})
  * and gets back {load, select, close, active, click, hover, overlay, tick,
@@ -107,23 +107,7 @@
         meta.textContent = `v${v.version} · ${(v.dims || []).join('×')} × ${fmt(v.voxel_size, 2)} m · ` +
           `${fmt((100 * v.blocked_voxels) / Math.max(total, 1), 0)} % blocked`;
         grow.append(name, meta);
-        const del = document.createElement('button');
-        del.type = 'button';
-        del.className = 'del';
-        del.textContent = 'delete';
-        del.title = `Delete flight volume ${v.name}`;
-        del.addEventListener('click', (ev) => {
-          ev.stopPropagation();
-          /* two clicks, as for navmeshes: the first arms the button */
-          if (!del.classList.contains('confirm')) {
-            del.classList.add('confirm');
-            del.textContent = 'confirm?';
-            setTimeout(() => { del.classList.remove('confirm'); del.textContent = 'delete'; }, 3000);
-            return;
-          }
-          deleteVolume(v.name);
-        });
-        li.append(grow, del);
+        li.append(grow, host.deleteButton(`Delete flight volume ${v.name}`, () => deleteVolume(v.name)));
         li.addEventListener('click', () => (v.name === V.name ? close() : selectVolume(v.name)));
         ul.append(li);
       }
