@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nav/nav_cache.h"
 #include "nav/nav_internal.h"
 #include "nav/nav_steer.h"
 #include "tests/test_fixtures.h"
@@ -350,6 +351,76 @@ START_TEST(crossing_is_deterministic) {
 }
 END_TEST
 
+/*
+ * Crossing under the step's other machinery: the ledges widened to z in
+ * [0,40] with a pair of drops every 4 m (z = 2, 6, ..., 38), 512 agents on
+ * A (a 16 x 32 grid, 0.2 m radius) sent to four targets on C (shared goal
+ * trees), 6 closed-loop ticks of 0.25 s at 12 m/s with traverse_links.
+ * The same bytes with 1 thread and no cache, 4 threads and no cache, and 1
+ * thread with a warm cache; and agents do cross (some take two drops).
+ */
+#define WN 512
+START_TEST(crossing_same_bytes_threads_and_cache) {
+    fx_builder *fb = fx_new();
+    fx_quad(fb, 0, 0, 4, 40, 4, 0);
+    fx_quad(fb, 4, 0, 5, 40, 2, 0);
+    fx_quad(fb, 5, 0, 9, 40, 0, 0);
+    for (int k = 0; k < 10; k++) {
+        float z = 2.0f + 4.0f * (float)k;
+        const float s0[3] = {3.8f, 4, z}, e0[3] = {4.3f, 2, z};
+        const float s1[3] = {4.7f, 2, z}, e1[3] = {5.2f, 0, z};
+        fx_link(fb, s0, e0, 0.5f, 0, 0, "drop");
+        fx_link(fb, s1, e1, 0.5f, 0, 0, "drop");
+    }
+    nav_mesh *m = fx_build(fb);
+    static nav_agent_in in[3][WN];
+    static nav_agent_out out[3][WN];
+    for (uint32_t i = 0; i < WN; i++) {
+        in[0][i] =
+            agent(0.2f + 0.22f * (float)(i % 16), 4, 0.3f + 1.2f * (float)(i / 16), 0.2f, 12);
+        seek(&in[0][i], 8, 0, 5.0f + 10.0f * (float)(i % 4));
+    }
+    memcpy(in[1], in[0], sizeof in[0]);
+    memcpy(in[2], in[0], sizeof in[0]);
+    nav_query *q = nav_query_new(8192);
+    nav_cache *cache = nav_cache_new(1u << 24, 4);
+    nav_steer *st[3] = {nav_steer_new(WN, 1), nav_steer_new(WN, 1), nav_steer_new(WN, 1)};
+    ck_assert_ptr_nonnull(cache);
+    nav_steer_params p;
+    nav_steer_params_default(&p);
+    p.dt = 0.25f;
+    p.traverse_links = true;
+    uint32_t crossed = 0, twice = 0;
+    for (int t = 0; t < 6; t++) {
+        for (int r = 0; r < 3; r++) {
+            p.threads = r == 1 ? 4 : 1;
+            ck_assert_int_eq(
+                nav_step(st[r], m, q, r == 2 ? cache : NULL, &p, in[r], WN, NULL, 0, out[r], NULL),
+                NAV_OK);
+        }
+        for (uint32_t i = 0; i < WN; i++) {
+            ck_assert_msg(memcmp(&out[0][i], &out[1][i], sizeof out[0][i]) == 0,
+                          "4 threads, tick %d: agent %u differs", t, i);
+            ck_assert_msg(memcmp(&out[0][i], &out[2][i], sizeof out[0][i]) == 0,
+                          "cache, tick %d: agent %u differs", t, i);
+            crossed += out[0][i].has_action;
+            twice += out[0][i].has_action && out[0][i].action.nlinks == 2;
+            for (int r = 0; r < 3; r++) {
+                memcpy(in[r][i].pos, out[r][i].pos, sizeof in[r][i].pos);
+                memcpy(in[r][i].vel, out[r][i].vel, sizeof in[r][i].vel);
+            }
+        }
+    }
+    ck_assert_uint_gt(crossed, 0);
+    ck_assert_uint_gt(twice, 0);
+    for (int r = 0; r < 3; r++)
+        nav_steer_free(st[r]);
+    nav_cache_free(cache);
+    nav_query_free(q);
+    nav_mesh_free(m);
+}
+END_TEST
+
 extern Suite *nav_links_suite(void);
 Suite *nav_links_suite(void) {
     Suite *s = suite_create("nav_links");
@@ -362,6 +433,7 @@ Suite *nav_links_suite(void) {
     tcase_add_test(tc, two_jumpers_share_the_landing);
     tcase_add_test(tc, landing_without_room_keeps_the_end);
     tcase_add_test(tc, crossing_is_deterministic);
+    tcase_add_test(tc, crossing_same_bytes_threads_and_cache);
     suite_add_tcase(s, tc);
     return s;
 }
