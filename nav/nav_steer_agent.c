@@ -381,7 +381,10 @@ static nav_status follow(nav_steer *s, uint32_t i, const float goal[3], bool slo
         link = r->links[0] & ~NAV_LINK_REVERSE;
         if (link < m->nlinks) {
             const nav_link *L = &m->links[link];
-            for (uint32_t k = first; k < nc && !at_link; k++) {
+            /* from the last corner under the agent: standing on the link's
+               start (the game landed it there from a link ending exactly
+               where this one starts) is being at it */
+            for (uint32_t k = first > 0 ? first - 1 : 0; k < nc && !at_link; k++) {
                 const float *c = &r->corners[3 * k];
                 if (dist_xz(c, L->start_on) < LINK_MATCH_EPS ||
                     dist_xz(c, L->start) < LINK_MATCH_EPS) {
@@ -421,12 +424,12 @@ static nav_status follow(nav_steer *s, uint32_t i, const float goal[3], bool slo
            max_speed 0 never moves, so such an agent waits as below */
         const nav_link *L = &m->links[link];
         float reach = L->radius > tol ? L->radius : tol;
-        if ((first == stop && d <= reach) || d <= in->max_speed * pr->dt) {
+        if ((stop <= first && d <= reach) || d <= in->max_speed * pr->dt) {
             fr->cross = true;
             return NAV_OK;
         }
     }
-    if (at_link && first == stop) {
+    if (at_link && stop <= first) { /* (stop < first: standing on its start, d = 0) */
         const nav_link *L = &m->links[link];
         float reach = L->radius > tol ? L->radius : tol;
         if (d <= reach) {
@@ -797,7 +800,10 @@ static void cross_links(nav_steer *s, uint32_t i, const float goal[3], nav_agent
             memcpy(land, to, sizeof land);
             poly = rev ? L->start_poly : L->end_poly;
             li++;
-            k += 2;
+            /* on to the arrival corner, where it stands: when the next link
+               starts exactly there, the path holds that point once (a
+               repeated corner is dropped), so it is the next departure */
+            k++;
         }
         *reached = k >= nc && !(r->flags & (NAV_PATH_TRUNCATED | NAV_PATH_PARTIAL_BUDGET)) &&
                    dist_xz(cur, goal) <= tol;

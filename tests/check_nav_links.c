@@ -141,6 +141,45 @@ START_TEST(two_drops_in_one_tick) {
 END_TEST
 
 /*
+ * A drop landing exactly on the next one's start: link 0 (3.8,4,2) ->
+ * (4.5,2,2), link 1 (4.5,2,2) -> (5.2,0,2), each sqrt(0.7^2 + 2^2) =
+ * 2.1190 m (the path holds (4.5,2,2) once). With traverse_links, from
+ * (3,4,2) at 12 m/s for 0.5 s: 0.8 + 2.1190 + 2.1190 = 5.0380 m, then
+ * 0.9620 m on C: x = 6.1620. Without it, an agent standing on (4.5,2,2) -
+ * where the game lands it after the first drop - gets the second drop's
+ * action at once and stays there.
+ */
+START_TEST(drop_onto_the_next_drop) {
+    fx_builder *fb = fx_new();
+    fx_quad(fb, 0, 0, 4, 4, 4, 0);
+    fx_quad(fb, 4, 0, 5, 4, 2, 0);
+    fx_quad(fb, 5, 0, 9, 4, 0, 0);
+    const float s0[3] = {3.8f, 4, 2}, mid[3] = {4.5f, 2, 2}, e1[3] = {5.2f, 0, 2};
+    fx_link(fb, s0, mid, 0.5f, 0, 0, "drop");
+    fx_link(fb, mid, e1, 0.5f, 0, 0, "drop");
+    nav_mesh *m = fx_build(fb);
+    const float drop = sqrtf(0.49f + 4.0f);
+    nav_agent_in in = agent(3, 4, 2, 0.3f, 12);
+    seek(&in, 8, 0, 2);
+    nav_agent_out out;
+    step(m, 0.5f, true, &in, 1, &out);
+    ck_assert(out.has_action);
+    ck_assert_uint_eq(out.action.link, 0);
+    ck_assert_uint_eq(out.action.nlinks, 2);
+    ck_assert_float_eq_tol(out.pos[0], 5.2f + (6.0f - 0.8f - 2.0f * drop), 1e-4f);
+    assert_on(m, out.pos, 2, 0.0f);
+    nav_agent_in on = agent(4.5f, 2, 2, 0.3f, 12);
+    seek(&on, 8, 0, 2);
+    step(m, 0.5f, false, &on, 1, &out);
+    ck_assert(out.has_action);
+    ck_assert_uint_eq(out.action.link, 1);
+    ck_assert_float_eq_tol(out.pos[0], 4.5f, 1e-4f);
+    assert_on(m, out.pos, 1, 2.0f);
+    nav_mesh_free(m);
+}
+END_TEST
+
+/*
  * The same with dt 0.25: 3 m of travel. 0.8 + 2.0616 = 2.8616 m to B's
  * landing leaves 0.1384 m, short of the second drop 0.4 m on: only the first
  * is taken and the agent walks the rest toward the second, ending on B at
@@ -427,6 +466,7 @@ Suite *nav_links_suite(void) {
     TCase *tc = tcase_create("links");
     tcase_add_test(tc, two_drops_in_one_tick);
     tcase_add_test(tc, budget_stops_before_second_drop);
+    tcase_add_test(tc, drop_onto_the_next_drop);
     tcase_add_test(tc, default_waits_at_the_link);
     tcase_add_test(tc, closed_loop_down_the_ledges);
     tcase_add_test(tc, landing_moves_off_an_occupant);
