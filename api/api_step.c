@@ -258,6 +258,9 @@ static void encode_slot(api_jw *w, const nav_agent_in *a, const nav_agent_out *o
     JW_VEC3(w, ",\"end\":", o->action.end);
     api_jw_lit(w, ",\"link\":");
     api_jw_uint(w, o->action.link);
+    JW_VEC3(w, ",\"landing\":", o->action.land);
+    api_jw_lit(w, ",\"links_taken\":");
+    api_jw_uint(w, o->action.nlinks);
     api_jw_lit(w, "}}");
 }
 
@@ -282,6 +285,10 @@ static api_code decode_tree(const char *body, size_t len, const api_config *cfg,
         c = api_obj_bool(*root, "", "cache", use_cache, err);
     if (c == API_OK)
         c = api_obj_bool(*root, "", "debug", debug, err);
+    /* off-mesh links crossed by navd within the tick, not left to the game
+       (the fast path does not know the key: such a body comes here) */
+    if (c == API_OK)
+        c = api_obj_bool(*root, "", "traverse_links", &p->traverse_links, err);
     uint64_t seed = 0;
     if (c == API_OK)
         c = api_obj_uint(*root, "", "seed", 0, UINT64_MAX >> 1, &seed, err);

@@ -15,7 +15,12 @@
  *   5. agents that still overlap are pushed apart, again along the surface,
  *      each within the speed budget its own move left (no agent's displacement
  *      in a tick exceeds max_speed * dt); a push corrects the position only,
- *      and the reported velocity is the own move's (made along a wall).
+ *      and the reported velocity is the own move's (made along a wall);
+ *   6. landing spots of off-mesh links (nav_steer_action): others are
+ *      pushed off them where their budget allows, then each lander, in
+ *      index order, lands on the nearest free point near its link's end.
+ * With traverse_links, step 4 moves an agent that reaches a link across it
+ * (and across more within its budget) instead of stopping it at the start.
  * Every agent reads only the input state of the others (never a neighbour's
  * new velocity), so the result does not depend on the processing order and
  * the same input gives bit-identical output, whatever the path cache holds
@@ -747,6 +752,7 @@ nav_status nav_step(nav_steer *s, const nav_mesh *m, nav_query *q, nav_cache *ca
        answer reports the velocity its displacement made. */
     steer_separate(s);
     steer_clear_landings(s, out);
+    steer_place_landings(s, out);
     steer_finish(s, out);
     return NAV_OK;
 }

@@ -188,15 +188,47 @@ typedef struct nav_steer_params {
        caller owns, one per agent slot, each rewritten by nav_step (see
        nav_avoid_record); recording changes no byte of the output. */
     nav_avoid_record *avoid_debug;
+    /* false (default): an agent that reaches an off-mesh link stops at its
+       start with the link's `action` and the game moves it across. true:
+       navd moves it across within the tick (see nav_steer_action). An
+       agent with max_speed 0 is never moved: it waits either way. */
+    bool traverse_links;
 } nav_steer_params;
 
 void nav_steer_params_default(nav_steer_params *p);
 
-/* The off-mesh link an agent has reached: the game performs the traversal. */
+/*
+ * The off-mesh link an agent has reached (the first one, when it crossed
+ * several this tick): the game performs its animation.
+ *
+ * Landing: `land` is where the agent lands: the link's end, unless another
+ * agent of the request stands there (radii overlapping after this tick's
+ * moves and pushes, which first clear the spot where they can). Then it is
+ * the nearest point of the landing floor (reached along the surface from
+ * the end, no wall crossed, within the jumper's radius plus the largest
+ * occupant's of the end) where the jumper overlaps nobody; the end itself
+ * when there is no such point. Landers are placed in index order, each
+ * seeing the earlier ones where they land (a waiting one also where it
+ * stands).
+ *
+ * With params.traverse_links the agent is moved across within the tick
+ * (nav_step), its travel counted out of max_speed * dt: the walk to the
+ * link's start (xz), the link's 3-D length, then the walk on along its
+ * path. The first link is taken when its start is within the link's radius
+ * (as without the option) or within max_speed * dt of path, and completed
+ * whatever its length (the game does the same without the option); a
+ * further link is taken only when its start is reached with budget left
+ * (nlinks counts them). The walk stops when the budget runs out, at the
+ * goal, or short of a link it has no budget left for. Its answer's position
+ * is where that ends, moved off any occupant as a landing is; `land` is
+ * that same position.
+ */
 typedef struct nav_steer_action {
     uint32_t link;
     const char *kind; /* owned by the mesh */
     float start[3], end[3];
+    float land[3];   /* where to land (see above): end, or the nearest free spot */
+    uint32_t nlinks; /* links taken this tick: 1, or more with traverse_links */
 } nav_steer_action;
 
 /* One agent's answer, in the slot of the same index. */

@@ -318,6 +318,8 @@ typedef struct follow_result {
     float dist_end; /* path distance to the goal (or to the link where we stop) */
     bool stops;     /* dist_end is where the agent stops (arrive, link, seek end) */
     bool reached;   /* within tolerance of the goal */
+    bool cross;     /* traverse_links: the link ahead is taken this tick (cross_links) */
+    float goal[3];  /* the goal followed, for cross_links */
 } follow_result;
 
 /*
@@ -335,6 +337,8 @@ static nav_status follow(nav_steer *s, uint32_t i, const float goal[3], bool slo
     fr->dist_end = 0.0f;
     fr->reached = false;
     fr->stops = false;
+    fr->cross = false;
+    memcpy(fr->goal, goal, sizeof fr->goal);
     /* the start and the corners reported (B after A is among them) */
     nav_status st = find_path(s, a, in, goal, NAV_STEER_MAX_CORNERS + 1);
     if (st != NAV_OK)
@@ -377,7 +381,10 @@ static nav_status follow(nav_steer *s, uint32_t i, const float goal[3], bool slo
         link = r->links[0] & ~NAV_LINK_REVERSE;
         if (link < m->nlinks) {
             const nav_link *L = &m->links[link];
-            for (uint32_t k = first; k < nc && !at_link; k++) {
+            /* from the last corner under the agent: standing on the link's
+               start (the game landed it there from a link ending exactly
+               where this one starts) is being at it */
+            for (uint32_t k = first > 0 ? first - 1 : 0; k < nc && !at_link; k++) {
                 const float *c = &r->corners[3 * k];
                 if (dist_xz(c, L->start_on) < LINK_MATCH_EPS ||
                     dist_xz(c, L->start) < LINK_MATCH_EPS) {
@@ -412,7 +419,17 @@ static nav_status follow(nav_steer *s, uint32_t i, const float goal[3], bool slo
 
     const float *A = &r->corners[3 * first];
     float tol = pr->arrive_tolerance;
-    if (at_link && first == stop) {
+    if (at_link && pr->traverse_links && in->max_speed > 0.0f) {
+        /* taken when reached now (as below) or within this tick's travel;
+           max_speed 0 never moves, so such an agent waits as below */
+        const nav_link *L = &m->links[link];
+        float reach = L->radius > tol ? L->radius : tol;
+        if ((stop <= first && d <= reach) || d <= in->max_speed * pr->dt) {
+            fr->cross = true;
+            return NAV_OK;
+        }
+    }
+    if (at_link && stop <= first) { /* (stop < first: standing on its start, d = 0) */
         const nav_link *L = &m->links[link];
         float reach = L->radius > tol ? L->radius : tol;
         if (d <= reach) {
@@ -421,6 +438,8 @@ static nav_status follow(nav_steer *s, uint32_t i, const float goal[3], bool slo
             o->action.kind = L->kind;
             memcpy(o->action.start, link_start, sizeof link_start);
             memcpy(o->action.end, link_end, sizeof link_end);
+            memcpy(o->action.land, link_end, sizeof link_end); /* steer_place_landings */
+            o->action.nlinks = 1;
             return NAV_OK; /* wait at the link: the game performs it */
         }
     }
@@ -678,6 +697,138 @@ static bool hide_spot(nav_steer *s, uint32_t i, const float T[3], float spot[3])
     return found;
 }
 
+static float dist3f(const float *a, const float *b) {
+    float dx = b[0] - a[0], dy = b[1] - a[1], dz = b[2] - a[2];
+    return sqrtf(dx * dx + dy * dy + dz * dz);
+}
+
+/* Walks from cur (on *poly) toward c, `len` metres at most in xz, along the
+   surface (sliding on walls, never off the mesh). */
+static void walk_toward(nav_steer *s, float cur[3], uint32_t *poly, const float c[3], float len) {
+    float seg = dist_xz(cur, c);
+    float t[3] = {c[0], c[1], c[2]};
+    if (seg > len) {
+        float k = seg > 0.0f ? len / seg : 0.0f;
+        t[0] = cur[0] + (c[0] - cur[0]) * k;
+        t[1] = cur[1];
+        t[2] = cur[2] + (c[2] - cur[2]) * k;
+    }
+    float out[3];
+    uint32_t op;
+    if (nav_move_along_surface(s->mesh, *poly, cur, t, s->params->filter, out, &op) == NAV_OK) {
+        memcpy(cur, out, sizeof out);
+        *poly = op;
+    }
+}
+
+/*
+ * traverse_links: agent i moves across the off-mesh link(s) ahead within the
+ * tick (nav_steer_action says the rule): along the whole path to goal, each
+ * walked segment and each link's 3-D length taken from max_speed * dt; the
+ * first link is completed whatever is left, a later one only when its start
+ * is reached with budget left. The action is the first link's. The agent
+ * ends `crossed` (npos: where the walk ended; no push moves it: budget 0)
+ * with the velocity of its walk after the last landing. *reached: the walk
+ * ended on the goal of a whole path.
+ */
+static void cross_links(nav_steer *s, uint32_t i, const float goal[3], nav_agent_out *o,
+                        bool *reached) {
+    const nav_agent_in *in = &s->in[i];
+    steer_agent *a = &s->agents[i];
+    const nav_mesh *m = s->mesh;
+    const float dt = s->params->dt, tol = s->params->arrive_tolerance;
+    const float budget = in->max_speed * dt;
+    float cur[3], land[3];
+    memcpy(cur, a->pos, sizeof cur);
+    memcpy(land, a->pos, sizeof land);
+    uint32_t poly = a->poly;
+    uint32_t taken = 0;
+    *reached = false;
+    /* the whole path: the walk may go past the prefix follow() pulled */
+    if (find_path(s, a, in, goal, 0) == NAV_OK) {
+        const nav_path_result *r = &s->path;
+        uint32_t nc = r->ncorners < STEER_PATH_CORNERS ? r->ncorners : STEER_PATH_CORNERS;
+        uint32_t li = 0, k = 0;
+        float left = budget;
+        while (k < nc && (left > 0.0f || taken == 0)) {
+            const float *c = &r->corners[3 * k];
+            /* is corner k the departure of the path's next link, k + 1 its arrival? */
+            const nav_link *L = NULL;
+            bool rev = false;
+            if (li < r->nlinks && k + 1 < nc && (r->links[li] & ~NAV_LINK_REVERSE) < m->nlinks) {
+                const nav_link *l = &m->links[r->links[li] & ~NAV_LINK_REVERSE];
+                const float *nx = &r->corners[3 * (k + 1)];
+                if (dist3f(c, l->start_on) < LINK_MATCH_EPS &&
+                    dist3f(nx, l->end_on) < LINK_MATCH_EPS && l->end_poly != NAV_NONE) {
+                    L = l;
+                } else if (l->bidirectional && dist3f(c, l->end_on) < LINK_MATCH_EPS &&
+                           dist3f(nx, l->start_on) < LINK_MATCH_EPS && l->start_poly != NAV_NONE) {
+                    L = l;
+                    rev = true;
+                }
+            }
+            float seg = dist_xz(cur, c);
+            if (!L) {
+                walk_toward(s, cur, &poly, c, left);
+                if (seg > left) {
+                    left = 0.0f;
+                    break;
+                }
+                left -= seg;
+                k++;
+                continue;
+            }
+            float reach = L->radius > tol ? L->radius : tol;
+            if (!(seg <= left || (taken == 0 && seg <= reach))) {
+                walk_toward(s, cur, &poly, c, left); /* short of it: the budget ran out */
+                left = 0.0f;
+                break;
+            }
+            const float *from = rev ? L->end_on : L->start_on, *to = rev ? L->start_on : L->end_on;
+            if (taken == 0) {
+                o->has_action = true;
+                o->action.link = r->links[li] & ~NAV_LINK_REVERSE;
+                o->action.kind = L->kind;
+                memcpy(o->action.start, from, sizeof o->action.start);
+                memcpy(o->action.end, to, sizeof o->action.end);
+            }
+            taken++;
+            /* the walk to its start (within reach: what the game would
+               bridge), then the link itself, both counted as travelled */
+            left -= seg + dist3f(from, to);
+            memcpy(cur, to, sizeof cur);
+            memcpy(land, to, sizeof land);
+            poly = rev ? L->start_poly : L->end_poly;
+            li++;
+            /* on to the arrival corner, where it stands: when the next link
+               starts exactly there, the path holds that point once (a
+               repeated corner is dropped), so it is the next departure */
+            k++;
+        }
+        *reached = k >= nc && !(r->flags & (NAV_PATH_TRUNCATED | NAV_PATH_PARTIAL_BUDGET)) &&
+                   dist_xz(cur, goal) <= tol;
+    }
+    memcpy(a->npos, cur, sizeof cur);
+    a->npoly = poly;
+    a->v[0] = (cur[0] - land[0]) / dt;
+    a->v[1] = (cur[2] - land[2]) / dt;
+    float sp = len2f(a->v[0], a->v[1]);
+    if (sp > in->max_speed) { /* rounding only: the walk is within budget */
+        a->v[0] *= in->max_speed / sp;
+        a->v[1] *= in->max_speed / sp;
+    }
+    o->desired_vel[0] = a->v[0];
+    o->desired_vel[2] = a->v[1];
+    if (taken > 0) {
+        o->action.nlinks = taken;
+        memcpy(o->action.land, cur, sizeof cur);
+        a->crossed = 1;
+        a->budget = 0.0f; /* far from where it stood: no separation push */
+    } else {
+        a->budget = budget; /* no link after all: an ordinary walk within budget */
+    }
+}
+
 void steer_agent_tick(nav_steer *s, uint32_t i, nav_agent_out *o) {
     const nav_agent_in *in = &s->in[i];
     steer_agent *a = &s->agents[i];
@@ -686,7 +837,8 @@ void steer_agent_tick(nav_steer *s, uint32_t i, nav_agent_out *o) {
     float dv[2] = {0.0f, 0.0f};
     nav_behavior used = in->behavior;
     bool arrived = false;
-    follow_result fr = {0.0f, false, false};
+    follow_result fr;
+    memset(&fr, 0, sizeof fr);
     nav_status st = NAV_OK;
     const float *threat = in->has_threat ? in->threat : in->target;
 
@@ -698,7 +850,7 @@ void steer_agent_tick(nav_steer *s, uint32_t i, nav_agent_out *o) {
         bool slow = in->behavior == NAV_BEHAVIOR_ARRIVE;
         st = follow(s, i, in->target, slow, in->arrive_radius, o, dv, &fr);
         arrived = fr.reached;
-        if (slow && st == NAV_OK)
+        if (slow && st == NAV_OK && !fr.cross)
             crowd_arrive(s, i, dv, &fr, &arrived);
         break;
     }
@@ -770,6 +922,13 @@ void steer_agent_tick(nav_steer *s, uint32_t i, nav_agent_out *o) {
         memcpy(o->pos, in->pos, sizeof o->pos);
         memcpy(a->npos, a->pos, sizeof a->npos);
         a->npoly = a->poly;
+        return;
+    }
+
+    if (fr.cross) {
+        cross_links(s, i, fr.goal, o, &arrived);
+        a->arrived = arrived;
+        o->behavior = used;
         return;
     }
 

@@ -548,7 +548,8 @@ void steer_clear_landings(nav_steer *s, const nav_agent_out *out) {
     for (uint32_t i = 0; i < s->n; i++) {
         if (!s->agents[i].ok || !out[i].has_action)
             continue;
-        const float *L = out[i].action.end;
+        /* where it lands: the link's end, or where a crossing ended */
+        const float *L = s->agents[i].crossed ? s->agents[i].npos : out[i].action.end;
         for (uint32_t j = 0; j < s->n; j++) {
             steer_agent *b = &s->agents[j];
             if (j == i || !b->ok || fabsf(b->npos[1] - L[1]) > STEER_FLOOR_DY)
@@ -575,6 +576,173 @@ void steer_clear_landings(nav_steer *s, const nav_agent_out *out) {
                 memcpy(b->npos, np, sizeof np);
                 b->npoly = npoly;
             }
+        }
+    }
+}
+
+/* The largest number of occupants a landing spot's search considers: those
+   overlapping its search disc. More (a packed crowd) keep the first ones in
+   index order; a spot found free of them is still checked against all. */
+#define LAND_NEAR 32
+#define LAND_RINGS 8     /* fallback samples: rings out to the bound ... */
+#define LAND_DIRS 16     /* ... of this many directions each */
+#define LAND_SLACK 1e-4f /* overlap tolerated by "free" (float rounding) */
+
+static float dist_xz2(const float *a, const float *b) {
+    float dx = b[0] - a[0], dz = b[2] - a[2];
+    return sqrtf(dx * dx + dz * dz);
+}
+
+/* Does a body of radius ri at p overlap agent j's at q (same floor)? */
+static bool land_hits(const float p[3], float ri, const float q[3], float rj) {
+    if (fabsf(q[1] - p[1]) > STEER_FLOOR_DY)
+        return false;
+    float dx = q[0] - p[0], dz = q[2] - p[2];
+    float need = ri + rj - LAND_SLACK;
+    return dx * dx + dz * dz < need * need;
+}
+
+/* Where lander i would stand at p: overlapping nobody? Everyone is seen
+   where it is now (npos: where it ended, a crossed lander placed before i
+   where it landed; one after i not at all: it will be placed round i), and
+   a waiting lander placed before i also where the game will land it (its
+   `land`). */
+static bool land_free(const nav_steer *s, const nav_agent_out *out, uint32_t i, const float p[3]) {
+    float ri = s->in[i].radius;
+    for (uint32_t j = 0; j < s->n; j++) {
+        const steer_agent *b = &s->agents[j];
+        /* (a crossed lander after i is placed after it, round it) */
+        if (j == i || !b->ok || (j > i && b->crossed))
+            continue;
+        if (land_hits(p, ri, b->npos, s->in[j].radius))
+            return false;
+        if (j < i && out[j].has_action && !b->crossed &&
+            land_hits(p, ri, out[j].action.land, s->in[j].radius))
+            return false;
+    }
+    return true;
+}
+
+/* Candidate c (xz; y ignored) of a landing at spot (on poly): reached along
+   the surface from the spot without a wall in the way (the move ends on c),
+   on the same floor and free? Then *best / best_d take it when nearer. */
+static void land_try(nav_steer *s, const nav_agent_out *out, uint32_t i, uint32_t poly,
+                     const float spot[3], float cx, float cz, float bound, float best[4],
+                     float *best_d) {
+    float d = sqrtf((cx - spot[0]) * (cx - spot[0]) + (cz - spot[2]) * (cz - spot[2]));
+    if (!(d <= bound) || d >= *best_d)
+        return;
+    float t[3] = {cx, spot[1], cz}, o[3];
+    uint32_t op;
+    if (nav_move_along_surface(s->mesh, poly, spot, t, s->params->filter, o, &op) != NAV_OK)
+        return;
+    if (fabsf(o[0] - cx) > 1e-3f || fabsf(o[2] - cz) > 1e-3f ||
+        fabsf(o[1] - spot[1]) > STEER_FLOOR_DY || !land_free(s, out, i, o))
+        return;
+    memcpy(best, o, 3 * sizeof(float));
+    memcpy(&best[3], &op, sizeof op);
+    *best_d = d;
+}
+
+/*
+ * The nearest free landing spot for lander i near spot (on poly), into
+ * at / *at_poly; false when the spot is free already or no free point is
+ * within the bound (at untouched). In the plane, the nearest point outside
+ * a union of discs is the spot pushed straight out of one disc, or a point
+ * where two discs' rims cross: those are tried first, exactly; rings of
+ * samples cover what the mesh's edges cut off.
+ */
+static bool land_spot(nav_steer *s, const nav_agent_out *out, uint32_t i, uint32_t poly,
+                      const float spot[3], float at[3], uint32_t *at_poly) {
+    if (land_free(s, out, i, spot))
+        return false;
+    float ri = s->in[i].radius;
+    /* the occupants: agents whose disc (grown by ri) covers the spot */
+    uint32_t near[LAND_NEAR], nn = 0;
+    float rmax = 0.0f;
+    for (uint32_t j = 0; j < s->n && nn < LAND_NEAR; j++) {
+        const steer_agent *b = &s->agents[j];
+        if (j == i || !b->ok || fabsf(b->npos[1] - spot[1]) > STEER_FLOOR_DY)
+            continue;
+        float need = ri + s->in[j].radius;
+        if (dist_xz2(b->npos, spot) < need) {
+            near[nn++] = j;
+            if (s->in[j].radius > rmax)
+                rmax = s->in[j].radius;
+        }
+    }
+    /* far enough to step off any single occupant standing on the spot
+       (the pushed-out candidates sit LAND_SLACK beyond the rims) */
+    float bound = ri + rmax + 2.0f * LAND_SLACK;
+    float best[4];
+    float best_d = INFINITY;
+    for (uint32_t a = 0; a < nn; a++) {
+        const float *pa = s->agents[near[a]].npos;
+        float ra = ri + s->in[near[a]].radius + LAND_SLACK;
+        float dx = spot[0] - pa[0], dz = spot[2] - pa[2], d = sqrtf(dx * dx + dz * dz);
+        if (d < 1e-6f) {
+            dx = 1.0f; /* on its centre: out along +x (the rings try the rest) */
+            dz = 0.0f;
+            d = 1.0f;
+        }
+        land_try(s, out, i, poly, spot, pa[0] + dx / d * ra, pa[2] + dz / d * ra, bound, best,
+                 &best_d);
+        for (uint32_t b = a + 1; b < nn; b++) {
+            const float *pb = s->agents[near[b]].npos;
+            float rb = ri + s->in[near[b]].radius + LAND_SLACK;
+            float ex = pb[0] - pa[0], ez = pb[2] - pa[2], e = sqrtf(ex * ex + ez * ez);
+            if (e < 1e-6f || e > ra + rb || e < fabsf(ra - rb))
+                continue;
+            float along = (ra * ra - rb * rb + e * e) / (2.0f * e);
+            float h2 = ra * ra - along * along, h = h2 > 0.0f ? sqrtf(h2) : 0.0f;
+            float mx = pa[0] + ex / e * along, mz = pa[2] + ez / e * along;
+            land_try(s, out, i, poly, spot, mx - ez / e * h, mz + ex / e * h, bound, best, &best_d);
+            land_try(s, out, i, poly, spot, mx + ez / e * h, mz - ex / e * h, bound, best, &best_d);
+        }
+    }
+    for (int k = 1; k <= LAND_RINGS && !(best_d < INFINITY); k++) {
+        float rr = bound * (float)k / LAND_RINGS;
+        for (int d = 0; d < LAND_DIRS; d++) {
+            float ang = (float)d * (6.2831853f / LAND_DIRS);
+            land_try(s, out, i, poly, spot, spot[0] + rr * cosf(ang), spot[2] + rr * sinf(ang),
+                     bound, best, &best_d);
+        }
+    }
+    if (!(best_d < INFINITY))
+        return false;
+    memcpy(at, best, 3 * sizeof(float));
+    memcpy(at_poly, &best[3], sizeof *at_poly);
+    return true;
+}
+
+void steer_place_landings(nav_steer *s, nav_agent_out *out) {
+    for (uint32_t i = 0; i < s->n; i++) {
+        steer_agent *a = &s->agents[i];
+        if (!a->ok || !out[i].has_action)
+            continue;
+        float spot[3];
+        uint32_t poly;
+        if (a->crossed) {
+            memcpy(spot, a->npos, sizeof spot);
+            poly = a->npoly;
+        } else {
+            const nav_link *L = &s->mesh->links[out[i].action.link];
+            memcpy(spot, out[i].action.end, sizeof spot);
+            /* the end of the link as taken (two-way links either way) */
+            poly = memcmp(spot, L->end_on, sizeof spot) == 0 ? L->end_poly : L->start_poly;
+            if (poly == NAV_NONE)
+                continue;
+        }
+        float p[3];
+        uint32_t pp;
+        if (land_spot(s, out, i, poly, spot, p, &pp)) {
+            memcpy(spot, p, sizeof spot);
+            poly = pp;
+        }
+        memcpy(out[i].action.land, spot, sizeof spot);
+        if (a->crossed) {
+            memcpy(a->npos, spot, sizeof spot);
+            a->npoly = poly;
         }
     }
 }

@@ -102,6 +102,7 @@ typedef struct steer_agent {
     float v[2];      /* velocity reported: commanded after limits, or made along a wall (xz) */
     float budget;    /* max_speed * dt: the xz displacement allowed this tick, all moves included */
     uint8_t arrived; /* at the goal before the move (the answer also asks for a low speed) */
+    uint8_t crossed; /* moved across off-mesh links (traverse_links): npos is its landing */
     float range;     /* neighbour query range, rim to rim, m */
     uint32_t nei[STEER_MAX_NEI], nnei;
     uint32_t obs[STEER_MAX_OBS], nobs;
@@ -311,12 +312,20 @@ nav_status nav_move_xz(const nav_mesh *m, uint32_t start_poly, const float start
 void steer_separate(nav_steer *s);
 
 /* Landing spots cleared where possible: an agent that is given an off-mesh
-   link's action this tick (out[i].has_action) will land at the link's end;
-   every other agent on that floor overlapping a circle of the jumper's
-   radius there is pushed out of it, like a separation push (position only,
-   within what its speed budget leaves; max_speed 0 never moves). Scans all
-   agents per action: actions are few. */
+   link's action this tick (out[i].has_action) will land at the link's end
+   (a `crossed` agent: where it ended, npos); every other agent on that
+   floor overlapping a circle of the jumper's radius there is pushed out of
+   it, like a separation push (position only, within what its speed budget
+   leaves; max_speed 0 never moves). Scans all agents per action: actions
+   are few. */
 void steer_clear_landings(nav_steer *s, const nav_agent_out *out);
+
+/* Then the landings themselves (nav_steer_action's `land`), in index order:
+   a lander whose spot is still overlapped by another agent (where that one
+   ended, or an earlier lander where it landed) takes the nearest free spot
+   of the landing floor within its radius plus the occupants' largest; a
+   `crossed` agent is moved there (npos / npoly). Serial: landers are few. */
+void steer_place_landings(nav_steer *s, nav_agent_out *out);
 
 /* Writes out[].pos / poly (pushes included), the velocity of the own move
    (steer_agent_tick: commanded, or made along a wall; never the push) and

@@ -517,6 +517,69 @@ START_TEST(step_crowd_settles_over_http) {
 }
 END_TEST
 
+/* Landing over HTTP: "j" (radius 0.3) stands 0.2 m before the jump's start
+   (3.5,0,2), within its radius; "b" (radius 0.3, max_speed 0: never pushed)
+   stands at (10.6,0,2.1), 0.1414 m from its end (10.5,0,2). The nearest
+   free landing point is straight out of b's 0.6 m disc toward the end:
+   (10.6 - 0.6/sqrt2, 0, 2.1 - 0.6/sqrt2) = (10.1757, 0, 1.6757).
+   With "traverse_links": true j is there after the tick, on the east island
+   (polygon 1), its action the jump with "landing" that point and
+   "links_taken" 1; without it j waits on the west island and "landing"
+   says the same point. Each body answers the same bytes twice, and the
+   default one read fast and through the tree (with "seed": 0) too. */
+START_TEST(step_traverse_links_and_landing) {
+    const char *agents =
+        "\"agents\":[{\"id\":\"j\",\"position\":[3.3,0,2],\"radius\":0.3,\"max_speed\":2,"
+        "\"behavior\":\"seek\",\"target\":[12,0,2]},{\"id\":\"b\",\"position\":[10.6,0,2.1],"
+        "\"radius\":0.3,\"max_speed\":0,\"behavior\":\"idle\"}]}";
+    const double lx = 10.6 - 0.6 / sqrt(2.0), lz = 2.1 - 0.6 / sqrt(2.0);
+    char body[3][512];
+    snprintf(body[0], sizeof body[0], "{\"dt\":0.05,\"traverse_links\":true,%s", agents);
+    snprintf(body[1], sizeof body[1], "{\"dt\":0.05,%s", agents);
+    snprintf(body[2], sizeof body[2], "{\"dt\":0.05,\"seed\":0,%s", agents);
+    th_response first[3];
+    for (int k = 0; k < 3; k++) {
+        th_response again;
+        json_t *j = post_step("islands", body[k], 200, &first[k]);
+        json_decref(post_step("islands", body[k], 200, &again));
+        ck_assert_uint_eq(first[k].body_len, again.body_len);
+        ck_assert_int_eq(memcmp(first[k].body, again.body, again.body_len), 0);
+        th_response_free(&again);
+        json_t *a = json_array_get(json_object_get(j, "agents"), 0);
+        json_t *b = json_array_get(json_object_get(j, "agents"), 1);
+        json_t *pos = json_object_get(a, "position"), *act = json_object_get(a, "action");
+        ck_assert_ptr_nonnull(act);
+        ck_assert_str_eq(json_string_value(json_object_get(act, "type")), "jump");
+        ck_assert_double_eq_tol(at(json_object_get(act, "start"), 0), 3.5, 1e-5);
+        ck_assert_double_eq_tol(at(json_object_get(act, "end"), 0), 10.5, 1e-5);
+        ck_assert_int_eq(json_integer_value(json_object_get(act, "links_taken")), 1);
+        json_t *land = json_object_get(act, "landing");
+        ck_assert_double_eq_tol(at(land, 0), lx, 1e-3);
+        ck_assert_double_eq_tol(at(land, 1), 0.0, 1e-5);
+        ck_assert_double_eq_tol(at(land, 2), lz, 1e-3);
+        json_t *bpos = json_object_get(b, "position");
+        ck_assert(hypot(at(land, 0) - at(bpos, 0), at(land, 2) - at(bpos, 2)) >= 0.6 - 0.05);
+        if (k == 0) {
+            ck_assert_double_eq_tol(at(pos, 0), lx, 1e-3);
+            ck_assert_double_eq_tol(at(pos, 2), lz, 1e-3);
+            ck_assert_int_eq(json_integer_value(json_object_get(a, "polygon")), 1);
+        } else {
+            ck_assert(at(pos, 0) <= 4.0);
+            ck_assert_int_eq(json_integer_value(json_object_get(a, "polygon")), 0);
+        }
+        json_decref(j);
+    }
+    /* the default body read fast and through the tree: the same answer */
+    ck_assert_uint_eq(first[1].body_len, first[2].body_len);
+    ck_assert_int_eq(memcmp(first[1].body, first[2].body, first[1].body_len), 0);
+    for (int k = 0; k < 3; k++)
+        th_response_free(&first[k]);
+    /* a non-boolean is named */
+    assert_error("islands", "{\"dt\":0.05,\"traverse_links\":1,\"agents\":[]}", 400, "bad_request",
+                 "traverse_links");
+}
+END_TEST
+
 extern Suite *api_step_suite(void);
 Suite *api_step_suite(void) {
     Suite *s = suite_create("api_step");
@@ -527,6 +590,7 @@ Suite *api_step_suite(void) {
     tcase_add_test(tc, step_field_errors);
     tcase_add_test(tc, step_zero_extents);
     tcase_add_test(tc, step_link_action_closed_loop);
+    tcase_add_test(tc, step_traverse_links_and_landing);
     tcase_add_test(tc, step_contract_enum_corners_speed);
     tcase_add_test(tc, step_uses_path_cache);
     tcase_add_test(tc, step_applies_filter_and_budget);

@@ -79,9 +79,10 @@ END_TEST
 START_TEST(gives_up_on_other_shapes) {
     fast_run f;
     static const char *const bodies[] = {
-        "{\"dt\":0.1,\"agents\":[],\"max_nodes\":0}",                           /* another key */
-        "{\"dt\":0.1,\"dt\":0.2,\"agents\":[]}",                                /* duplicate */
-        "{\"dt\":0.1,\"agents\":[{\"position\":[0,0,0],\"id\":null}]}",         /* null */
+        "{\"dt\":0.1,\"agents\":[],\"max_nodes\":0}",                   /* another key */
+        "{\"dt\":0.1,\"agents\":[],\"traverse_links\":true}",           /* only the tree reads it */
+        "{\"dt\":0.1,\"dt\":0.2,\"agents\":[]}",                        /* duplicate */
+        "{\"dt\":0.1,\"agents\":[{\"position\":[0,0,0],\"id\":null}]}", /* null */
         "{\"dt\":0.1,\"agents\":[{\"position\":[0,0,0],\"id\":\"a\\n\"}]}",     /* escape */
         "{\"dt\":0.1,\"agents\":[{\"position\":[0,0,0],\"id\":\"\xc3\xa9\"}]}", /* non-ASCII */
         "{\"dt\":1234567890123456,\"agents\":[]}",                              /* 16 digits */

@@ -2272,9 +2272,11 @@
         a.avoidance = a.id === state.inspect && o.avoidance ? o.avoidance : null;
         a.action = o.action || null;
         /* The agent reached an off-mesh link: the service leaves the traversal
-           to the game, so the viewer plays the game and lands it at the end. */
+           to the game, so the viewer plays the game and lands it where the
+           service says (`landing`: the end, or a free spot beside someone
+           standing on it). */
         if (a.action && Array.isArray(a.action.end)) {
-          a.position = a.action.end.slice();
+          a.position = (Array.isArray(a.action.landing) ? a.action.landing : a.action.end).slice();
           a.from = null; /* a jump lands at once, it is not slid across the gap */
           a.velocity = [0, 0, 0];
           a.corners = [];
