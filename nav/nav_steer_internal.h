@@ -91,6 +91,9 @@ typedef struct steer_flow_slot {
     steer_flow *flow;
     uint64_t uid;  /* nav_mesh_uid of its mesh */
     uint32_t used; /* tick of its last use */
+    /* the cache's entry this slot holds a reference to (flow is its tree),
+       or NULL: flow is owned (a step without a cache) */
+    struct nav_cache_tree *shared;
 } steer_flow_slot;
 
 /* Per-agent state of one tick. */
@@ -246,6 +249,8 @@ bool steer_blocks(const nav_steer *s, uint32_t i, uint32_t j);
 #define STEER_FLOW_TICK_MAX 32
 #define STEER_FLOW_BYTES ((size_t)256 << 20)
 bool steer_flows_prepare(nav_steer *s);
+/* Lets go of a kept tree: the cache reference released, or the tree freed. */
+void steer_flow_slot_drop(steer_flow_slot *slot);
 /* Bytes a tree of mesh m holds (the same for every goal). */
 size_t steer_flow_bytes_for(const nav_mesh *m);
 /* CLOCK_MONOTONIC seconds (params->deadline's clock). */
