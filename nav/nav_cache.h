@@ -53,10 +53,12 @@
  *    search again.
  *  - nav_find_path_reuse (steering): level 2 only. Its answer is DEFINED as
  *    the canonical corridor string-pulled for the exact points, whenever a
- *    canonical corridor exists; otherwise (end unreachable, exclusions cut
- *    the way, budget exhausted) the fresh nav_find_path answer. With or
- *    without a cache the answer is the same; thousands of agents chasing one
- *    target share one search per polygon pair.
+ *    canonical corridor exists; for an end in another component, the same
+ *    toward the reachable point closest to the end (where nav_find_path's
+ *    partial path ends, NAV_PATH_PARTIAL_UNREACHABLE); otherwise
+ *    (exclusions cut the way, budget exhausted) the fresh nav_find_path
+ *    answer. With or without a cache the answer is the same; thousands of
+ *    agents chasing one target share one search per polygon pair.
  *
  * Bypass. Requests with res->expanded set (debug) are never cached.
  *
