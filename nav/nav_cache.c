@@ -28,7 +28,7 @@
 #include "nav/nav_cache.h"
 #include "nav/nav_query_internal.h"
 
-enum { KEY_EXACT = 1, KEY_CORRIDOR = 2 };
+enum { KEY_EXACT = 1, KEY_CORRIDOR = 2, KEY_CLOSEST = 3 };
 
 /* Slot size: small enough that the last slot of an entry wastes little
    (answers are a few hundred bytes), large enough that chains stay short. */
@@ -625,6 +625,48 @@ nav_status nav_find_path_cached(nav_query *q, nav_cache *c, const nav_mesh *m,
     return st;
 }
 
+/* The reachable point closest to prep->ept from prep->sp
+   (nav_path_closest_reachable), memoised by (mesh, filter, sp, end point):
+   an agent chasing a goal it cannot reach asks again every tick, mostly
+   from the same polygon, and the answer scans its component. Not counted
+   as a path hit or miss (the path lookup that follows is). */
+static void closest_memo(nav_cache *c, nav_query *q, const nav_mesh *m, const nav_path_prep *prep,
+                         uint32_t *tp, float tpt[3]) {
+    if (!c) {
+        nav_path_closest_reachable(q, m, prep->sp, prep->ept, &prep->filter, tp, tpt);
+        return;
+    }
+    cache_key k;
+    key_base(&k, m, prep, KEY_CLOSEST);
+    k.algo = 0; /* neither the algorithm nor the budget matters here */
+    k.budget = 0;
+    k.start_poly = prep->sp;
+    memcpy(&k.pts[0], prep->ept, 12);
+    uint64_t h = key_hash(&k);
+    cache_shard *s = shard_of(c, h);
+    pthread_mutex_lock(&s->lock);
+    cursor cu;
+    uint32_t e = shard_find(s, &k, h, &cu);
+    if (e != NIL) {
+        stream_read(s, &cu, tp, sizeof *tp);
+        stream_read(s, &cu, tpt, 3 * sizeof(float));
+        lru_unlink(s, e);
+        lru_push_front(s, e);
+        pthread_mutex_unlock(&s->lock);
+        return;
+    }
+    pthread_mutex_unlock(&s->lock);
+    nav_path_closest_reachable(q, m, prep->sp, prep->ept, &prep->filter, tp, tpt);
+    pthread_mutex_lock(&s->lock);
+    int ok;
+    cu = shard_reserve(c, s, &k, h, key_len(&k) + sizeof *tp + 3 * sizeof(float), &ok);
+    if (ok) {
+        stream_write(s, &cu, tp, sizeof *tp);
+        stream_write(s, &cu, tpt, 3 * sizeof(float));
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
 /* nav_find_path_reuse after validation and snapping (prep.sp / ep set). */
 static nav_status reuse_snapped(nav_query *q, nav_cache *c, const nav_mesh *m,
                                 const nav_path_prep *prep, nav_path_result *res,
@@ -664,7 +706,7 @@ static nav_status reuse_snapped(nav_query *q, nav_cache *c, const nav_mesh *m,
        step, and a third of its steering time). */
     if (st == NAV_E_NOT_FOUND && !nav_mesh_reachable(m, prep->sp, prep->ep)) {
         nav_path_prep to = *prep;
-        nav_path_closest_reachable(q, m, prep->sp, prep->ept, &prep->filter, &to.ep, to.ept);
+        closest_memo(c, q, m, prep, &to.ep, to.ept);
         if (nav_mesh_reachable(m, to.sp, to.ep)) {
             st = reuse_snapped(q, c, m, &to, res, outcome);
             if (st == NAV_OK)
