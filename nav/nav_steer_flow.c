@@ -410,21 +410,28 @@ nav_status steer_flow_corridor(const steer_flow *f, uint32_t sp, const float x[3
     if (!corridor_push(polys, via, n, max, sp, NAV_NONE))
         return NAV_E_LIMIT;
     /* walk the next pointers; the polygon of each hop is the one both ends
-       lie in (the current one when both do) */
+       lie in (the current one when both do). A node's polygons are looked
+       up once, as w, and kept for its turn as u: the walk is most of a
+       tick's cost for agents on a tree, and those reads miss the cache. */
+    uint32_t pu[2], pw[2];
+    int nu = u == FLOW_GOAL ? 0 : node_polys(f, u, pu), nw;
     for (uint32_t guard = 0; u != FLOW_GOAL; guard++) {
         if (guard > f->nslots + 2 * f->nhops)
             return NAV_E_INVALID_ARG; /* cannot happen: next pointers form a tree */
         if (*n == max)
             return NAV_OK; /* a prefix: *complete stays false */
         uint32_t w = f->next[u];
-        uint32_t pu[2], pw[2] = {f->gpoly, f->gpoly};
-        int nu = node_polys(f, u, pu), nw = w == FLOW_GOAL ? 1 : node_polys(f, w, pw);
+        pw[0] = pw[1] = f->gpoly;
+        nw = w == FLOW_GOAL ? 1 : node_polys(f, w, pw);
         if (u >= f->nslots && ((u - f->nslots) & 1u) == 0 && w == u + 1) {
             /* the hop of a link */
             uint32_t k = (u - f->nslots) / 2;
             if (!corridor_push(polys, via, n, max, f->hop_to[k], m->link_out[k]))
                 return NAV_OK; /* full: a prefix */
             u = w;
+            nu = nw;
+            pu[0] = pw[0];
+            pu[1] = pw[1];
             continue;
         }
         uint32_t cur = polys[*n - 1], P = NAV_NONE;
@@ -437,6 +444,9 @@ nav_status steer_flow_corridor(const steer_flow *f, uint32_t sp, const float x[3
         if (!corridor_push(polys, via, n, max, P, NAV_NONE))
             return NAV_OK; /* full: a prefix */
         u = w;
+        nu = nw;
+        pu[0] = pw[0];
+        pu[1] = pw[1];
     }
     *complete = true;
     return NAV_OK;
