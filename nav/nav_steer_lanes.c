@@ -51,6 +51,7 @@ typedef struct steer_pool {
     steer_phase_fn fn;
     void *ctx;
     uint32_t n, chunk, nchunks;
+    uint32_t nlanes; /* lanes prepared for this step: helpers of others sit it out */
     /* (gen << 32) | next chunk: a helper takes a chunk only of the phase it
        read, so one that wakes late never runs a chunk of the next */
     _Atomic uint64_t ticket;
@@ -96,9 +97,11 @@ static void *pool_main(void *arg) {
         nav_steer *lanes = p->lanes;
         steer_phase_fn fn = p->fn;
         void *ctx = p->ctx;
-        uint32_t n = p->n, chunk = p->chunk, nchunks = p->nchunks;
+        uint32_t n = p->n, chunk = p->chunk, nchunks = p->nchunks, nlanes = p->nlanes;
         pthread_mutex_unlock(&p->lock);
-        pool_work(p, seen, lanes, fn, ctx, n, chunk, nchunks, a.lane);
+        /* a helper started for a larger step: its lane is not this step's */
+        if (a.lane < nlanes)
+            pool_work(p, seen, lanes, fn, ctx, n, chunk, nchunks, a.lane);
         pthread_mutex_lock(&p->lock);
     }
     pthread_mutex_unlock(&p->lock);
@@ -218,6 +221,7 @@ void steer_parallel(nav_steer *s, steer_phase_fn fn, void *ctx) {
     p->n = s->n;
     p->chunk = chunk;
     p->nchunks = nchunks;
+    p->nlanes = lanes;
     atomic_store(&p->finished, 0);
     atomic_store(&p->ticket, (uint64_t)gen << 32);
     pthread_cond_broadcast(&p->wake);
