@@ -166,14 +166,11 @@ void api_jw_raw(api_jw *w, const char *s, size_t n) {
     w->len += n;
 }
 
-void api_jw_str(api_jw *w, const char *s) {
+size_t api_jw_str_to(char *out, const char *s, size_t n) {
     static const char hex[] = "0123456789abcdef";
-    size_t n = strlen(s);
-    if (!jw_reserve(w, 6 * n + 2))
-        return;
-    char *o = w->p + w->len;
+    char *o = out;
     *o++ = '"';
-    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+    for (const unsigned char *c = (const unsigned char *)s, *end = c + n; c < end; c++) {
         if (*c == '"' || *c == '\\') {
             *o++ = '\\';
             *o++ = (char)*c;
@@ -189,18 +186,29 @@ void api_jw_str(api_jw *w, const char *s) {
         }
     }
     *o++ = '"';
-    w->len = (size_t)(o - w->p);
+    return (size_t)(o - out);
+}
+
+void api_jw_str(api_jw *w, const char *s) {
+    size_t n = strlen(s);
+    char *o = api_jw_room(w, API_JW_STR_MAX(n));
+    if (!o)
+        return;
+    w->len += api_jw_str_to(o, s, n);
 }
 
 /*
  * %.9g for 1e-4 <= |v| < 1e9 (every coordinate and length in practice)
  * without printf: glibc prints a real through arbitrary-precision
  * arithmetic, which was the largest CPU cost of a cached path answer. The
- * value is exactly m * 2^e (m < 2^53); the 9 significant digits are
- * round-half-even(m * 10^p * 2^e) with p = 8 - floor(log10|v|), computed
- * exactly in 128-bit integers (m * 10^p < 2^53 * 10^12 < 2^93). Other
- * magnitudes fall back to snprintf. tests/check_api_codec.c compares both
- * on 400,000 values.
+ * value is exactly m * 2^e (m < 2^53, read from the bits); the 9
+ * significant digits are round-half-even(m * 10^p * 2^e) with
+ * p = 8 - floor(log10|v|), computed exactly in 128-bit integers
+ * (m * 10^p < 2^53 * 10^12 < 2^93). floor(log10|v|) is first estimated
+ * from the binary exponent (log10(2) ~ 78913 / 2^18, low by at most one)
+ * and the digit count corrects it, so no libm call runs. Other magnitudes
+ * fall back to snprintf. tests/check_api_codec.c compares both on 400,000
+ * values and on every neighbour of the decade boundaries.
  */
 static int fast_g9(double v, char *out) {
     static const uint64_t pow10[] = {
@@ -210,11 +218,14 @@ static int fast_g9(double v, char *out) {
     double a = fabs(v);
     if (!(a >= 1e-4 && a < 1e9))
         return -1;
-    int bexp;
-    double frac = frexp(a, &bexp); /* a = frac * 2^bexp, frac in [0.5, 1) */
-    uint64_t m = (uint64_t)ldexp(frac, 53);
+    uint64_t bits;
+    memcpy(&bits, &a, sizeof bits);
+    int bexp = (int)(bits >> 52) - 1022; /* a = frac * 2^bexp, frac in [0.5, 1): normal */
+    uint64_t m = (bits & ((1ull << 52) - 1)) | (1ull << 52);
     int e = bexp - 53;
-    int k = (int)floor(log10(a)); /* may be off by one near powers of 10: fixed below */
+    /* a >= 2^(bexp-1): floor((bexp-1) * log10 2) <= log10 a, low by at most
+       one (the shift floors negative products too) */
+    int k = ((bexp - 1) * 78913) >> 18;
     uint64_t q = 0;
     for (int attempt = 0; attempt < 3; attempt++) {
         int p = 8 - k;
@@ -246,7 +257,9 @@ static int fast_g9(double v, char *out) {
             break;
         }
     }
-    if (q < 100000000ull || q >= 1000000000ull)
+    /* below 1e9 but rounding to 1e9 (999999999.5 and up): %.9g writes
+       1e+09 there, so printf's spelling is the one to give */
+    if (q < 100000000ull || q >= 1000000000ull || k > 8)
         return -1;
     char digits[10];
     for (int i = 8; i >= 0; i--) {
@@ -283,27 +296,23 @@ static int fast_g9(double v, char *out) {
     return (int)(o - out);
 }
 
-void api_jw_num(api_jw *w, double v) {
+size_t api_jw_num_to(char *out, double v) {
     if (!isfinite(v)) {
-        api_jw_lit(w, "null");
-        return;
+        memcpy(out, "null", 4);
+        return 4;
     }
-    char buf[40];
     v += 0.0; /* -0 -> 0 */
     if (v == 0) {
-        api_jw_lit(w, "0.0");
-        return;
+        memcpy(out, "0.0", 3);
+        return 3;
     }
-    int n = fast_g9(v, buf);
-    if (n > 0) {
-        api_jw_raw(w, buf, (size_t)n);
-        return;
-    }
+    int n = fast_g9(v, out);
+    if (n > 0)
+        return (size_t)n;
+    char buf[40];
     n = snprintf(buf, sizeof buf, "%.9g", v);
-    if (n <= 0 || (size_t)n >= sizeof buf) {
-        w->failed = 1;
-        return;
-    }
+    if (n <= 0 || (size_t)n >= sizeof buf)
+        return 0; /* cannot happen: %.9g of a finite double is short */
     /* the same spelling as jansson: "2.0", "1e20", "1e-5" */
     char *e = strchr(buf, 'e');
     if (!e && !strchr(buf, '.')) {
@@ -325,7 +334,34 @@ void api_jw_num(api_jw *w, double v) {
             n -= (int)(end - start);
         }
     }
-    api_jw_raw(w, buf, (size_t)n);
+    memcpy(out, buf, (size_t)n);
+    return (size_t)n;
+}
+
+void api_jw_num(api_jw *w, double v) {
+    char *o = api_jw_room(w, API_JW_NUM_MAX);
+    if (!o)
+        return;
+    size_t n = api_jw_num_to(o, v);
+    if (n == 0)
+        w->failed = 1;
+    w->len += n;
+}
+
+size_t api_jw_vec3_to(char *out, const float v[3]) {
+    char *o = out;
+    *o++ = '[';
+    o += api_jw_num_to(o, v[0]);
+    *o++ = ',';
+    o += api_jw_num_to(o, v[1]);
+    *o++ = ',';
+    o += api_jw_num_to(o, v[2]);
+    *o++ = ']';
+    return (size_t)(o - out);
+}
+
+char *api_jw_room(api_jw *w, size_t n) {
+    return jw_reserve(w, n) ? w->p + w->len : NULL;
 }
 
 void api_jw_uint(api_jw *w, uint64_t v) {
@@ -339,13 +375,10 @@ void api_jw_uint(api_jw *w, uint64_t v) {
 }
 
 void api_jw_vec3(api_jw *w, const float v[3]) {
-    api_jw_lit(w, "[");
-    api_jw_num(w, v[0]);
-    api_jw_lit(w, ",");
-    api_jw_num(w, v[1]);
-    api_jw_lit(w, ",");
-    api_jw_num(w, v[2]);
-    api_jw_lit(w, "]");
+    char *o = api_jw_room(w, API_JW_VEC3_MAX);
+    if (!o)
+        return;
+    w->len += api_jw_vec3_to(o, v);
 }
 
 char *api_jw_finish(api_jw *w, size_t *len) {

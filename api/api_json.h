@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "api/api_error.h"
 
@@ -61,6 +62,23 @@ void api_jw_str(api_jw *w, const char *s);
 void api_jw_num(api_jw *w, double v);
 void api_jw_uint(api_jw *w, uint64_t v);
 void api_jw_vec3(api_jw *w, const float v[3]);
+
+/*
+ * Writing in place, for encoders that emit many small pieces (a step's
+ * slots): api_jw_room reserves n bytes and returns where they start (NULL
+ * after a failure); the caller writes at most n bytes there with the *_to
+ * functions below (each returns the bytes written) and api_jw_put, then
+ * adds what it wrote to w->len. The same bytes as the appending calls.
+ */
+#define API_JW_NUM_MAX 32                        /* api_jw_num_to writes at most this */
+#define API_JW_VEC3_MAX (3 * API_JW_NUM_MAX + 4) /* api_jw_vec3_to */
+#define API_JW_STR_MAX(n) (6 * (size_t)(n) + 2)  /* api_jw_str_to of n bytes */
+char *api_jw_room(api_jw *w, size_t n);
+size_t api_jw_num_to(char *out, double v);
+size_t api_jw_vec3_to(char *out, const float v[3]);
+size_t api_jw_str_to(char *out, const char *s, size_t n);
+/* Copies a string literal to o and yields the end: o = api_jw_put(o, "],"). */
+#define api_jw_put(o, lit) ((char *)memcpy((o), (lit), sizeof(lit) - 1) + sizeof(lit) - 1)
 /* The malloc'd text (NUL-terminated) and its length, or NULL after a failure. */
 char *api_jw_finish(api_jw *w, size_t *len);
 

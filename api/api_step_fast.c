@@ -222,10 +222,11 @@ static bool boolean(rd *r, bool *out) {
     return false;
 }
 
-/* Index of key (n bytes) in names, or -1. */
+/* Index of key (n bytes) in names, or -1. strncmp stops at the name's end,
+   so no strlen per name and key (11 names, every key of every agent). */
 static int key_index(const char *const *names, int count, const char *k, size_t n) {
     for (int i = 0; i < count; i++)
-        if (strlen(names[i]) == n && memcmp(names[i], k, n) == 0)
+        if (names[i][0] == k[0] && strncmp(names[i], k, n) == 0 && names[i][n] == '\0')
             return i;
     return -1;
 }

@@ -28,7 +28,7 @@
 #include "nav/nav_cache.h"
 #include "nav/nav_query_internal.h"
 
-enum { KEY_EXACT = 1, KEY_CORRIDOR = 2 };
+enum { KEY_EXACT = 1, KEY_CORRIDOR = 2, KEY_CLOSEST = 3 };
 
 /* Slot size: small enough that the last slot of an entry wastes little
    (answers are a few hundred bytes), large enough that chains stay short. */
@@ -84,11 +84,27 @@ typedef struct cache_shard {
     size_t bytes, cap;
 } cache_shard;
 
+struct nav_cache_tree {
+    _Atomic uint32_t refs; /* the list's, while listed, and each holder's */
+    nav_cache_tree_key key;
+    void *tree;
+    size_t bytes;
+    void (*free_fn)(void *);
+    uint64_t used; /* the list's clock at its last get or put */
+};
+
 struct nav_cache {
     cache_shard *shards;
     uint32_t nshards;
     size_t max_bytes;
     _Atomic uint64_t hits, corridor_hits, misses, evictions, entries, bytes;
+    /* goal trees: a short list (a few dozen at most), one lock; a step
+       looks each goal up once per tick */
+    pthread_mutex_t tree_lock;
+    nav_cache_tree *trees[NAV_CACHE_TREES];
+    uint32_t ntrees;
+    size_t tree_bytes;
+    uint64_t tree_clock;
 };
 
 const char *nav_cache_result_name(nav_cache_result r) {
@@ -144,6 +160,7 @@ nav_cache *nav_cache_new(size_t max_bytes, uint32_t nshards) {
     }
     c->nshards = nshards;
     c->max_bytes = max_bytes;
+    pthread_mutex_init(&c->tree_lock, NULL);
     size_t per = max_bytes / nshards;
     size_t ns = per / SLOT_COST;
     if (ns > UINT32_MAX - 1)
@@ -193,6 +210,9 @@ void nav_cache_free(nav_cache *c) {
         pthread_mutex_destroy(&s->lock);
     }
     free(c->shards);
+    for (uint32_t i = 0; i < c->ntrees; i++)
+        nav_cache_tree_release(c->trees[i]);
+    pthread_mutex_destroy(&c->tree_lock);
     free(c);
 }
 
@@ -204,6 +224,12 @@ void nav_cache_clear(nav_cache *c) {
         shard_drop_all(c, &c->shards[i]);
         pthread_mutex_unlock(&c->shards[i].lock);
     }
+    pthread_mutex_lock(&c->tree_lock);
+    for (uint32_t i = 0; i < c->ntrees; i++)
+        nav_cache_tree_release(c->trees[i]);
+    c->ntrees = 0;
+    c->tree_bytes = 0;
+    pthread_mutex_unlock(&c->tree_lock);
 }
 
 void nav_cache_stats_get(const nav_cache *c, nav_cache_stats *out) {
@@ -599,6 +625,48 @@ nav_status nav_find_path_cached(nav_query *q, nav_cache *c, const nav_mesh *m,
     return st;
 }
 
+/* The reachable point closest to prep->ept from prep->sp
+   (nav_path_closest_reachable), memoised by (mesh, filter, sp, end point):
+   an agent chasing a goal it cannot reach asks again every tick, mostly
+   from the same polygon, and the answer scans its component. Not counted
+   as a path hit or miss (the path lookup that follows is). */
+static void closest_memo(nav_cache *c, nav_query *q, const nav_mesh *m, const nav_path_prep *prep,
+                         uint32_t *tp, float tpt[3]) {
+    if (!c) {
+        nav_path_closest_reachable(q, m, prep->sp, prep->ept, &prep->filter, tp, tpt);
+        return;
+    }
+    cache_key k;
+    key_base(&k, m, prep, KEY_CLOSEST);
+    k.algo = 0; /* neither the algorithm nor the budget matters here */
+    k.budget = 0;
+    k.start_poly = prep->sp;
+    memcpy(&k.pts[0], prep->ept, 12);
+    uint64_t h = key_hash(&k);
+    cache_shard *s = shard_of(c, h);
+    pthread_mutex_lock(&s->lock);
+    cursor cu;
+    uint32_t e = shard_find(s, &k, h, &cu);
+    if (e != NIL) {
+        stream_read(s, &cu, tp, sizeof *tp);
+        stream_read(s, &cu, tpt, 3 * sizeof(float));
+        lru_unlink(s, e);
+        lru_push_front(s, e);
+        pthread_mutex_unlock(&s->lock);
+        return;
+    }
+    pthread_mutex_unlock(&s->lock);
+    nav_path_closest_reachable(q, m, prep->sp, prep->ept, &prep->filter, tp, tpt);
+    pthread_mutex_lock(&s->lock);
+    int ok;
+    cu = shard_reserve(c, s, &k, h, key_len(&k) + sizeof *tp + 3 * sizeof(float), &ok);
+    if (ok) {
+        stream_write(s, &cu, tp, sizeof *tp);
+        stream_write(s, &cu, tpt, 3 * sizeof(float));
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
 /* nav_find_path_reuse after validation and snapping (prep.sp / ep set). */
 static nav_status reuse_snapped(nav_query *q, nav_cache *c, const nav_mesh *m,
                                 const nav_path_prep *prep, nav_path_result *res,
@@ -630,8 +698,24 @@ static nav_status reuse_snapped(nav_query *q, nav_cache *c, const nav_mesh *m,
         return nav_path_pull_corridor(m, prep, q->corr_polys, q->corr_via, q->corr_n, expanded,
                                       res);
     }
-    /* No canonical corridor (unreachable end, exclusions, budget): the
-       fresh answer, which depends on the request alone as well. */
+    /* An end in another component: the path leads to the reachable point
+       closest to it, as nav_find_path's does, but through the canonical
+       corridor toward that point's polygon, so it is memoised like any
+       pair (agents chasing a target they cannot reach searched the whole
+       component every tick: a fifth of the agents of the HTTP bench's
+       step, and a third of its steering time). */
+    if (st == NAV_E_NOT_FOUND && !nav_mesh_reachable(m, prep->sp, prep->ep)) {
+        nav_path_prep to = *prep;
+        closest_memo(c, q, m, prep, &to.ep, to.ept);
+        if (nav_mesh_reachable(m, to.sp, to.ep)) {
+            st = reuse_snapped(q, c, m, &to, res, outcome);
+            if (st == NAV_OK)
+                res->flags |= NAV_PATH_PARTIAL_UNREACHABLE;
+            return st;
+        }
+    }
+    /* No canonical corridor (exclusions, budget): the fresh answer, which
+       depends on the request alone as well. */
     return nav_path_run(q, m, prep, res);
 }
 
@@ -687,4 +771,117 @@ nav_status nav_find_path_reuse_at(nav_query *q, nav_cache *c, const nav_mesh *m,
     memcpy(res->start, req->start, sizeof res->start);
     memcpy(res->end, req->end, sizeof res->end);
     return reuse_snapped(q, c, m, &prep, res, outcome);
+}
+
+/* ---- goal trees ---- */
+
+void nav_cache_tree_key_make(nav_cache_tree_key *k, const nav_mesh *m, const nav_filter *filter,
+                             uint32_t poly, const float goal[3]) {
+    nav_filter d;
+    if (!filter) {
+        nav_filter_default(&d);
+        filter = &d;
+    }
+    memset(k, 0, sizeof *k);
+    k->mesh_uid = nav_mesh_uid(m);
+    k->exclude_mask = filter->exclude_mask;
+    memcpy(k->area_cost, filter->area_cost, sizeof k->area_cost);
+    k->poly = poly;
+    memcpy(k->goal, goal, sizeof k->goal);
+}
+
+/* The index of k in the list, or ntrees; under tree_lock. */
+static uint32_t tree_find(const nav_cache *c, const nav_cache_tree_key *k) {
+    uint32_t i = 0;
+    while (i < c->ntrees && memcmp(&c->trees[i]->key, k, sizeof *k) != 0)
+        i++;
+    return i;
+}
+
+nav_cache_tree *nav_cache_tree_get(nav_cache *c, const nav_cache_tree_key *k) {
+    if (!c)
+        return NULL;
+    pthread_mutex_lock(&c->tree_lock);
+    uint32_t i = tree_find(c, k);
+    nav_cache_tree *t = NULL;
+    if (i < c->ntrees) {
+        t = c->trees[i];
+        t->used = ++c->tree_clock;
+        atomic_fetch_add(&t->refs, 1);
+    }
+    pthread_mutex_unlock(&c->tree_lock);
+    return t;
+}
+
+/* Unlists trees, least recently used first, until `bytes` more fit both
+   limits (or the list is empty); under tree_lock. */
+static void tree_make_room(nav_cache *c, size_t bytes) {
+    while (c->ntrees > 0 &&
+           (c->ntrees >= NAV_CACHE_TREES || c->tree_bytes + bytes > NAV_CACHE_TREE_BYTES)) {
+        uint32_t lru = 0;
+        for (uint32_t i = 1; i < c->ntrees; i++)
+            if (c->trees[i]->used < c->trees[lru]->used)
+                lru = i;
+        nav_cache_tree *t = c->trees[lru];
+        c->trees[lru] = c->trees[--c->ntrees];
+        c->tree_bytes -= t->bytes;
+        nav_cache_tree_release(t); /* the list's reference */
+    }
+}
+
+nav_cache_tree *nav_cache_tree_put(nav_cache *c, const nav_cache_tree_key *k, void *tree,
+                                   size_t bytes, void (*free_fn)(void *)) {
+    if (!c || !tree) {
+        if (tree)
+            free_fn(tree);
+        return NULL;
+    }
+    nav_cache_tree *t = calloc(1, sizeof *t);
+    if (!t) {
+        free_fn(tree);
+        return NULL;
+    }
+    t->key = *k;
+    t->tree = tree;
+    t->bytes = bytes;
+    t->free_fn = free_fn;
+    atomic_init(&t->refs, 2); /* the list's and the caller's */
+    pthread_mutex_lock(&c->tree_lock);
+    uint32_t i = tree_find(c, k);
+    if (i < c->ntrees) {
+        /* listed meanwhile by another thread: the same tree, keep that one */
+        nav_cache_tree *had = c->trees[i];
+        had->used = ++c->tree_clock;
+        atomic_fetch_add(&had->refs, 1);
+        pthread_mutex_unlock(&c->tree_lock);
+        free_fn(tree);
+        free(t);
+        return had;
+    }
+    tree_make_room(c, bytes);
+    t->used = ++c->tree_clock;
+    c->trees[c->ntrees++] = t;
+    c->tree_bytes += bytes;
+    pthread_mutex_unlock(&c->tree_lock);
+    return t;
+}
+
+void *nav_cache_tree_data(const nav_cache_tree *t) {
+    return t ? t->tree : NULL;
+}
+
+void nav_cache_tree_release(nav_cache_tree *t) {
+    if (t && atomic_fetch_sub(&t->refs, 1) == 1) {
+        t->free_fn(t->tree);
+        free(t);
+    }
+}
+
+uint32_t nav_cache_tree_count(nav_cache *c) {
+    if (!c)
+        return 0;
+    pthread_mutex_lock(&c->tree_lock);
+    uint32_t n = c->ntrees;
+    pthread_mutex_unlock(&c->tree_lock);
+    return n;
 }

@@ -53,12 +53,24 @@
  *    search again.
  *  - nav_find_path_reuse (steering): level 2 only. Its answer is DEFINED as
  *    the canonical corridor string-pulled for the exact points, whenever a
- *    canonical corridor exists; otherwise (end unreachable, exclusions cut
- *    the way, budget exhausted) the fresh nav_find_path answer. With or
- *    without a cache the answer is the same; thousands of agents chasing one
- *    target share one search per polygon pair.
+ *    canonical corridor exists; for an end in another component, the same
+ *    toward the reachable point closest to the end (where nav_find_path's
+ *    partial path ends, NAV_PATH_PARTIAL_UNREACHABLE); otherwise
+ *    (exclusions cut the way, budget exhausted) the fresh nav_find_path
+ *    answer. With or without a cache the answer is the same; thousands of
+ *    agents chasing one target share one search per polygon pair.
  *
  * Bypass. Requests with res->expanded set (debug) are never cached.
+ *
+ * Goal trees. Beside the two levels, the cache lists steering's goal trees
+ * (nav_steer_flow.c: one search rooted at a target, shared by the agents
+ * heading there), so every thread's next tick reuses a tree whichever
+ * thread built it. A tree is a pure function of its key (mesh uid, filter,
+ * goal polygon and point): listing it is memoisation only. They are held
+ * outside the byte budget (a tree is megabytes on a large mesh, the path
+ * budget a few), up to NAV_CACHE_TREES of them and NAV_CACHE_TREE_BYTES,
+ * least recently used dropped; a dropped tree lives on while a step still
+ * holds it (reference counts).
  */
 #ifndef NAV_CACHE_H
 #define NAV_CACHE_H
@@ -147,5 +159,50 @@ nav_status nav_find_path_reuse_at(nav_query *q, nav_cache *c, const nav_mesh *m,
                                   const nav_path_request *req, uint32_t sp, uint32_t ep,
                                   uint32_t stop_corners, double stop_len, nav_path_result *res,
                                   nav_cache_result *outcome);
+
+/* ---- goal trees (steering) ---- */
+
+#define NAV_CACHE_TREES 32
+#define NAV_CACHE_TREE_BYTES ((size_t)256 << 20)
+
+typedef struct nav_cache_tree nav_cache_tree;
+
+/* What a tree is a function of; build it with nav_cache_tree_key_make (the
+   padding is zeroed, keys are compared as bytes). */
+typedef struct nav_cache_tree_key {
+    uint64_t mesh_uid; /* nav_mesh_uid: never reused, so a replaced mesh never matches */
+    uint64_t exclude_mask;
+    float area_cost[NAV_MAX_AREAS];
+    uint32_t poly; /* the goal's polygon */
+    float goal[3]; /* the goal's point on it */
+    uint32_t zero; /* padding, 0 */
+} nav_cache_tree_key;
+
+/* filter NULL: the default filter. */
+void nav_cache_tree_key_make(nav_cache_tree_key *k, const nav_mesh *m, const nav_filter *filter,
+                             uint32_t poly, const float goal[3]);
+
+/* The listed tree of key k with a reference for the caller (release it
+   with nav_cache_tree_release), or NULL (none listed, or c NULL). */
+nav_cache_tree *nav_cache_tree_get(nav_cache *c, const nav_cache_tree_key *k);
+
+/*
+ * Lists tree (bytes: its size; free_fn frees it) under k and returns it
+ * with a reference for the caller. Takes tree in every case: when another
+ * thread listed k first, tree is freed and the listed one returned (the
+ * same content: a function of k); NULL when out of memory (tree freed).
+ */
+nav_cache_tree *nav_cache_tree_put(nav_cache *c, const nav_cache_tree_key *k, void *tree,
+                                   size_t bytes, void (*free_fn)(void *));
+
+/* The tree (borrowed while the reference is held). */
+void *nav_cache_tree_data(const nav_cache_tree *t);
+
+/* Drops the caller's reference; the tree is freed with its last one. Does
+   not touch the cache (which may be gone by then); NULL is a no-op. */
+void nav_cache_tree_release(nav_cache_tree *t);
+
+/* Trees listed now (for tests and stats). */
+uint32_t nav_cache_tree_count(nav_cache *c);
 
 #endif

@@ -957,6 +957,12 @@ nav_status nav_find_path(nav_query *q, const nav_mesh *m, const nav_path_request
     return st;
 }
 
+void nav_path_closest_reachable(nav_query *q, const nav_mesh *m, uint32_t start_poly,
+                                const float end[3], const nav_filter *f, uint32_t *poly,
+                                float pt[3]) {
+    closest_reachable(q, m, start_poly, end, f, poly, pt);
+}
+
 /* ---------------------------------------------------------------- canonical corridor */
 
 nav_status nav_path_canonical(nav_query *q, const nav_mesh *m, const nav_path_prep *prep,

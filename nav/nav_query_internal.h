@@ -175,6 +175,13 @@ nav_status nav_path_run(nav_query *q, const nav_mesh *m, const nav_path_prep *pr
  * exclusions); NAV_E_LIMIT: the budget ran out. *nodes_expanded: the
  * search's expansions. prep must be snapped (sp, ep set).
  */
+/* The point closest (3-D) to end on a polygon reachable from start_poly
+   (nav_mesh_reachable) that the filter lets through: where a path to an
+   unreachable end leads (*poly, pt; start_poly's own closest point when no
+   other is closer). */
+void nav_path_closest_reachable(nav_query *q, const nav_mesh *m, uint32_t start_poly,
+                                const float end[3], const nav_filter *f, uint32_t *poly,
+                                float pt[3]);
 nav_status nav_path_canonical(nav_query *q, const nav_mesh *m, const nav_path_prep *prep,
                               uint32_t *nodes_expanded);
 

@@ -154,7 +154,7 @@ void nav_steer_free(nav_steer *s) {
     free(s->gcounts);
     steer_lanes_free(s);
     for (uint32_t k = 0; k < s->nflows; k++)
-        steer_flow_free(s->flows[k].flow);
+        steer_flow_slot_drop(&s->flows[k]);
     free(s->flows);
     free(s->sorted);
     free(s->moved);

@@ -27,14 +27,18 @@
  * on the same graph finds (tests/check_nav_steer.c compares them). The
  * polygons walked form the corridor, string-pulled for x and g.
  *
- * Each tree is built once and reused by later ticks (nav_steer keeps a few,
- * least recently used dropped; see steer_flows_prepare below).
+ * Each tree is built once and reused by later ticks: a step with a cache
+ * lists the trees it builds there (nav_cache.h), so the next tick finds
+ * them whichever thread it runs on; nav_steer also keeps references to a
+ * few (least recently used dropped; see steer_flows_prepare below), and a
+ * step without a cache keeps its own trees there.
  */
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "nav/nav_cache.h"
 #include "nav/nav_internal.h"
 #include "nav/nav_query_internal.h"
 #include "nav/nav_steer_internal.h"
@@ -406,21 +410,28 @@ nav_status steer_flow_corridor(const steer_flow *f, uint32_t sp, const float x[3
     if (!corridor_push(polys, via, n, max, sp, NAV_NONE))
         return NAV_E_LIMIT;
     /* walk the next pointers; the polygon of each hop is the one both ends
-       lie in (the current one when both do) */
+       lie in (the current one when both do). A node's polygons are looked
+       up once, as w, and kept for its turn as u: the walk is most of a
+       tick's cost for agents on a tree, and those reads miss the cache. */
+    uint32_t pu[2], pw[2];
+    int nu = u == FLOW_GOAL ? 0 : node_polys(f, u, pu), nw;
     for (uint32_t guard = 0; u != FLOW_GOAL; guard++) {
         if (guard > f->nslots + 2 * f->nhops)
             return NAV_E_INVALID_ARG; /* cannot happen: next pointers form a tree */
         if (*n == max)
             return NAV_OK; /* a prefix: *complete stays false */
         uint32_t w = f->next[u];
-        uint32_t pu[2], pw[2] = {f->gpoly, f->gpoly};
-        int nu = node_polys(f, u, pu), nw = w == FLOW_GOAL ? 1 : node_polys(f, w, pw);
+        pw[0] = pw[1] = f->gpoly;
+        nw = w == FLOW_GOAL ? 1 : node_polys(f, w, pw);
         if (u >= f->nslots && ((u - f->nslots) & 1u) == 0 && w == u + 1) {
             /* the hop of a link */
             uint32_t k = (u - f->nslots) / 2;
             if (!corridor_push(polys, via, n, max, f->hop_to[k], m->link_out[k]))
                 return NAV_OK; /* full: a prefix */
             u = w;
+            nu = nw;
+            pu[0] = pw[0];
+            pu[1] = pw[1];
             continue;
         }
         uint32_t cur = polys[*n - 1], P = NAV_NONE;
@@ -433,6 +444,9 @@ nav_status steer_flow_corridor(const steer_flow *f, uint32_t sp, const float x[3
         if (!corridor_push(polys, via, n, max, P, NAV_NONE))
             return NAV_OK; /* full: a prefix */
         u = w;
+        nu = nw;
+        pu[0] = pw[0];
+        pu[1] = pw[1];
     }
     *complete = true;
     return NAV_OK;
@@ -453,7 +467,34 @@ size_t steer_flow_bytes(const steer_flow *f) {
 
 /* ---- the trees a nav_steer keeps (nav_steer_internal.h) ---- */
 
-/* The kept tree of goal (on gpoly), or NULL; marks it used this tick. */
+void steer_flow_slot_drop(steer_flow_slot *slot) {
+    if (slot->shared)
+        nav_cache_tree_release(slot->shared);
+    else
+        steer_flow_free(slot->flow);
+    slot->flow = NULL;
+    slot->shared = NULL;
+}
+
+static void flow_free_void(void *f) {
+    steer_flow_free(f);
+}
+
+/* A free slot in s->flows, or NULL when out of memory. */
+static steer_flow_slot *flow_slot_new(nav_steer *s) {
+    if (s->nflows == s->capflows) {
+        uint32_t cap = s->capflows ? 2 * s->capflows : STEER_FLOWS;
+        steer_flow_slot *nf = realloc(s->flows, cap * sizeof *nf);
+        if (!nf)
+            return NULL;
+        s->flows = nf;
+        s->capflows = cap;
+    }
+    return &s->flows[s->nflows++];
+}
+
+/* The tree of goal (on gpoly) this scratch keeps or the cache lists (then
+   kept here too), or NULL; marks it used this tick. */
 static const steer_flow *flow_find(nav_steer *s, uint32_t gpoly, const float goal[3]) {
     uint64_t uid = nav_mesh_uid(s->mesh);
     for (uint32_t k = 0; k < s->nflows; k++) {
@@ -463,23 +504,44 @@ static const steer_flow *flow_find(nav_steer *s, uint32_t gpoly, const float goa
             return f->flow;
         }
     }
-    return NULL;
+    if (!s->cache)
+        return NULL;
+    nav_cache_tree_key key;
+    nav_cache_tree_key_make(&key, s->mesh, s->params->filter, gpoly, goal);
+    nav_cache_tree *t = nav_cache_tree_get(s->cache, &key);
+    if (!t)
+        return NULL;
+    steer_flow_slot *slot = flow_slot_new(s);
+    if (!slot) {
+        nav_cache_tree_release(t);
+        return NULL;
+    }
+    *slot = (steer_flow_slot){nav_cache_tree_data(t), uid, s->tick, t};
+    return slot->flow;
 }
 
-/* Keeps f (built this tick); false when out of memory (f is freed). */
-static bool flow_keep(nav_steer *s, steer_flow *f) {
-    if (s->nflows == s->capflows) {
-        uint32_t cap = s->capflows ? 2 * s->capflows : STEER_FLOWS;
-        steer_flow_slot *nf = realloc(s->flows, cap * sizeof *nf);
-        if (!nf) {
-            steer_flow_free(f);
-            return false;
-        }
-        s->flows = nf;
-        s->capflows = cap;
+/* Keeps f (built this tick) and lists it in the cache when there is one;
+   the tree to use (the cache's when another thread listed the same one
+   first), or NULL when out of memory (f is freed). */
+static steer_flow *flow_keep(nav_steer *s, steer_flow *f) {
+    steer_flow_slot *slot = flow_slot_new(s);
+    if (!slot) {
+        steer_flow_free(f);
+        return NULL;
     }
-    s->flows[s->nflows++] = (steer_flow_slot){f, nav_mesh_uid(s->mesh), s->tick};
-    return true;
+    nav_cache_tree *t = NULL;
+    if (s->cache) {
+        nav_cache_tree_key key;
+        nav_cache_tree_key_make(&key, s->mesh, s->params->filter, f->gpoly, f->goal);
+        t = nav_cache_tree_put(s->cache, &key, f, steer_flow_bytes(f), flow_free_void);
+        if (!t) {
+            s->nflows--;
+            return NULL;
+        }
+        f = nav_cache_tree_data(t);
+    }
+    *slot = (steer_flow_slot){f, nav_mesh_uid(s->mesh), s->tick, t};
+    return f;
 }
 
 /* A tree to build this tick. */
@@ -582,8 +644,8 @@ bool steer_flows_prepare(nav_steer *s) {
         /* built in parallel with the step's threads */
         bool in_time = flow_build_all(jobs, njobs, pr->threads > 1 ? pr->threads : 1, pr->deadline);
         for (uint32_t k = 0; k < njobs; k++)
-            if (jobs[k].out && !flow_keep(s, jobs[k].out))
-                jobs[k].out = NULL;
+            if (jobs[k].out)
+                jobs[k].out = flow_keep(s, jobs[k].out);
         for (uint32_t i = 0; i < s->n; i++) {
             steer_gcount *gc = s->agents[i].gc;
             if (gc && gc->job >= 0 && !gc->flow)
@@ -602,7 +664,7 @@ bool steer_flows_prepare(nav_steer *s) {
                 lru = k;
         if (lru == UINT32_MAX)
             break;
-        steer_flow_free(s->flows[lru].flow);
+        steer_flow_slot_drop(&s->flows[lru]);
         s->flows[lru] = s->flows[--s->nflows];
     }
     return true;

@@ -91,6 +91,9 @@ typedef struct steer_flow_slot {
     steer_flow *flow;
     uint64_t uid;  /* nav_mesh_uid of its mesh */
     uint32_t used; /* tick of its last use */
+    /* the cache's entry this slot holds a reference to (flow is its tree),
+       or NULL: flow is owned (a step without a cache) */
+    struct nav_cache_tree *shared;
 } steer_flow_slot;
 
 /* Per-agent state of one tick. */
@@ -189,6 +192,7 @@ struct nav_steer {
     uint32_t nlanes;
     nav_query *lane_q[STEER_MAX_LANES];
     uint32_t lane_q_nodes;
+    struct steer_pool *pool;   /* the helper threads lanes 1.. run on (nav_steer_lanes.c) */
     uint8_t readonly;          /* a lane: no memo inserts */
     uint8_t lane_hit_deadline; /* a lane saw params->deadline pass */
     steer_goal tmp_goal;       /* a lane's goal snapped outside the memo */
@@ -247,6 +251,8 @@ bool steer_blocks(const nav_steer *s, uint32_t i, uint32_t j);
 #define STEER_FLOW_TICK_MAX 32
 #define STEER_FLOW_BYTES ((size_t)256 << 20)
 bool steer_flows_prepare(nav_steer *s);
+/* Lets go of a kept tree: the cache reference released, or the tree freed. */
+void steer_flow_slot_drop(steer_flow_slot *slot);
 /* Bytes a tree of mesh m holds (the same for every goal). */
 size_t steer_flow_bytes_for(const nav_mesh *m);
 /* CLOCK_MONOTONIC seconds (params->deadline's clock). */
@@ -257,8 +263,9 @@ typedef void (*steer_phase_fn)(nav_steer *lane, uint32_t from, uint32_t to, void
 /* Splits the tick's agents across up to `threads` lanes (STEER_LANE_MIN
    agents each at least); returns how many (0: run on s alone). */
 uint32_t steer_lanes_prepare(nav_steer *s, uint32_t threads);
-/* Runs fn over [0, s->n): on the prepared lanes in parallel (contiguous
-   shares, the caller's thread takes the first), else on s. */
+/* Runs fn over [0, s->n): on the prepared lanes in parallel (chunks taken
+   in turn by the caller's thread, on lane 0, and the helpers, each on its
+   own lane), else on s. */
 void steer_parallel(nav_steer *s, steer_phase_fn fn, void *ctx);
 void steer_lanes_free(nav_steer *s);
 

@@ -314,6 +314,40 @@ START_TEST(writer_matches_jansson) {
         free(b);
         json_decref(j);
     }
+    /* every neighbour of the decade boundaries, where the digit count
+       changes (10^k) or rounding carries into the next decade
+       (9.999999995 * 10^k), as doubles and as floats: the writer's estimate
+       of the exponent is corrected there */
+    for (int k = -6; k <= 10; k++) {
+        const double centres[2] = {pow(10.0, k), 9.999999995 * pow(10.0, k)};
+        for (int c = 0; c < 2; c++) {
+            double lo = centres[c], hi = centres[c];
+            float flo = (float)centres[c], fhi = (float)centres[c];
+            for (int step = 0; step < 40; step++) {
+                const double vs[4] = {lo, hi, flo, fhi};
+                for (int t = 0; t < 4; t++) {
+                    for (int sign = -1; sign <= 1; sign += 2) {
+                        double v = sign * vs[t];
+                        json_t *j = api_json_num(v);
+                        size_t jl, wl;
+                        char *a = api_json_dump(j, &jl);
+                        api_jw w3;
+                        api_jw_init(&w3, 8);
+                        api_jw_num(&w3, v);
+                        char *b = api_jw_finish(&w3, &wl);
+                        ck_assert_msg(strcmp(a, b) == 0, "%.17g: jansson %s, writer %s", v, a, b);
+                        free(a);
+                        free(b);
+                        json_decref(j);
+                    }
+                }
+                lo = nextafter(lo, 0.0);
+                hi = nextafter(hi, INFINITY);
+                flo = nextafterf(flo, 0.0f);
+                fhi = nextafterf(fhi, INFINITY);
+            }
+        }
+    }
     /* integers */
     api_jw wi;
     api_jw_init(&wi, 2);

@@ -93,7 +93,12 @@ START_TEST(gives_up_on_other_shapes) {
         "{\"dt\":0.1,\"agents\":[{\"position\":[0,0,0],\"behavior\":\"run\"}]}",
         "{\"dt\":01,\"agents\":[]}", /* leading zero */
         "{\"dt\":.5,\"agents\":[]}",
-        "{\"agents\":[]}",             /* no dt */
+        "{\"agents\":[]}",                     /* no dt */
+        "{\"d\":0.1,\"agents\":[]}",           /* a known key's prefix */
+        "{\"dtx\":0.1,\"agents\":[]}",         /* a known key and more */
+        "{\"\":0.1,\"dt\":0.1,\"agents\":[]}", /* an empty key */
+        "{\"dt\":0.1,\"agents\":[{\"position\":[0,0,0],\"pos\":[0,0,0]}]}",
+        "{\"dt\":0.1,\"agents\":[{\"position\":[0,0,0],\"radiusx\":1}]}",
         "{\"dt\":0.1,\"agents\":[],}", /* trailing comma */
         "{\"dt\":0.1,\"agents\":[{\"position\":[0,0,0]},{\"position\":[1,0,0]}]}",
     };

@@ -429,6 +429,62 @@ END_TEST
 /* ---- the slot arena ---- */
 
 /* An OPTIMAL request between the centroids of two polygons of m. */
+/* An end in another component (steering's entry point): the path leads to
+   the reachable point closest to the end through the canonical corridor of
+   that point's polygon, memoised like any pair. An L of 2 m cells,
+   [0,2]x[0,6] then [2,6]x[4,6], and an island [10,12]x[0,2]; from (1,1)
+   to (11,1) on the island: the closest reachable point is (6,4), the
+   corner of the L's far cell, and the path turns at the L's inner corner
+   (2,4): length sqrt(1 + 9) + 4, partial (unreachable). Another start in
+   the same cell is served by the same corridor; the answer is the same
+   without a cache, and ends where nav_find_path's does. */
+START_TEST(unreachable_end_reuses_corridor) {
+    fx_builder *bld = fx_new();
+    fx_quad(bld, 0, 0, 2, 2, 0, 0);
+    fx_quad(bld, 0, 2, 2, 4, 0, 0);
+    fx_quad(bld, 0, 4, 2, 6, 0, 0);
+    fx_quad(bld, 2, 4, 4, 6, 0, 0);
+    fx_quad(bld, 4, 4, 6, 6, 0, 0);
+    fx_quad(bld, 10, 0, 12, 2, 0, 0);
+    nav_mesh *m = fx_build(bld);
+    nav_query *q = nav_query_new(256);
+    nav_cache *c = nav_cache_new(1 << 20, 4);
+    nav_cache_result o;
+    fx_answer a, b, fresh;
+    nav_path_request r1 = req(1, 1, 11, 1, NAV_ALGO_CORRIDOR);
+    fx_answer_init(&a);
+    ck_assert_int_eq(nav_find_path_reuse(q, c, m, &r1, &a.res, &o), NAV_OK);
+    ck_assert_int_eq(o, NAV_CACHE_MISS);
+    ck_assert(a.res.flags & NAV_PATH_PARTIAL_UNREACHABLE);
+    ck_assert_uint_eq(a.res.ncorners, 3);
+    const float want[9] = {1, 0, 1, 2, 0, 4, 6, 0, 4};
+    for (int k = 0; k < 9; k++)
+        ck_assert_float_eq_tol(a.corners[k], want[k], 1e-5f);
+    ck_assert_double_eq_tol(a.res.length, sqrt(10.0) + 4, 1e-4);
+    ck_assert_float_eq(a.res.end[0], 6);
+    ck_assert_float_eq(a.res.end[2], 4);
+    /* where nav_find_path goes too */
+    fx_answer_init(&fresh);
+    ck_assert_int_eq(nav_find_path(q, m, &r1, &fresh.res), NAV_OK);
+    ck_assert(fresh.res.flags & NAV_PATH_PARTIAL_UNREACHABLE);
+    ck_assert_uint_eq(fresh.res.end_poly, a.res.end_poly);
+    ck_assert(memcmp(fresh.res.end, a.res.end, sizeof a.res.end) == 0);
+    /* another start in the same cell: the memoised corridor */
+    nav_path_request r2 = req(1.5f, 0.5f, 11, 1, NAV_ALGO_CORRIDOR);
+    fx_answer_init(&b);
+    ck_assert_int_eq(nav_find_path_reuse(q, c, m, &r2, &b.res, &o), NAV_OK);
+    ck_assert_int_eq(o, NAV_CACHE_HIT);
+    ck_assert(b.res.flags & NAV_PATH_PARTIAL_UNREACHABLE);
+    assert_valid_path(m, &b);
+    fx_answer_init(&a);
+    ck_assert_int_eq(nav_find_path_reuse(q, NULL, m, &r2, &a.res, &o), NAV_OK);
+    ck_assert(fx_answer_same(&a, &b));
+    nav_cache_free(c);
+    nav_query_free(q);
+    nav_mesh_free(m);
+}
+END_TEST
+
 static nav_path_request centroid_req(const nav_mesh *m, uint32_t p1, uint32_t p2) {
     const float *c1 = &m->poly_centroid[3 * p1], *c2 = &m->poly_centroid[3 * p2];
     nav_path_request r = {.start = {c1[0], c1[1], c1[2]},
@@ -759,6 +815,7 @@ Suite *nav_cache_suite(void) {
     tcase_add_test(tc, mesh_uid_and_options_separate_keys);
     tcase_add_test(tc, eviction_counts);
     tcase_add_test(tc, corridor_reuse);
+    tcase_add_test(tc, unreachable_end_reuses_corridor);
     tcase_add_test(tc, corridor_reuse_random);
     tcase_add_test(tc, reuse_at_prefix_equals_whole);
     tcase_add_test(tc, threads_hammer_same_keys);

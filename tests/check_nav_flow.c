@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nav/nav_cache.h"
 #include "nav/nav_internal.h"
 #include "nav/nav_query_internal.h"
 #include "nav/nav_steer.h"
@@ -384,6 +385,103 @@ START_TEST(many_goals_history_free) {
 }
 END_TEST
 
+/* A 10 x 10 grid of 1 m quads; wall: the cells of column x = 5 but the
+   one at z = 9 are lifted 5 m (islands), so the way from the left half to
+   the right one bends through the gap. The polygons, their order and the
+   goal's polygon are the same in both: only the mesh's identity tells the
+   trees apart. */
+static nav_mesh *grid_mesh(bool wall) {
+    fx_builder *b = fx_new();
+    for (int x = 0; x < 10; x++)
+        for (int z = 0; z < 10; z++) {
+            float y = wall && x == 5 && z != 9 ? 5.0f : 0.0f;
+            fx_quad(b, (float)x, (float)z, (float)x + 1, (float)z + 1, y, 0);
+        }
+    return fx_build(b);
+}
+
+/* One nav_step of the 8 seekers of grid_test_agents on m. */
+static void grid_step(nav_steer *s, const nav_mesh *m, nav_cache *c, const nav_agent_in *in,
+                      nav_agent_out *out) {
+    nav_steer_params p;
+    nav_steer_params_default(&p);
+    nav_query *q = nav_query_new(4096);
+    ck_assert_int_eq(nav_step(s, m, q, c, &p, in, 8, NULL, 0, out, NULL), NAV_OK);
+    nav_query_free(q);
+}
+
+/* Trees are listed in the path cache, so a step on another scratch (another
+   thread) reuses the tree instead of building it, with the same answer as
+   a step without any cache; and a replaced mesh never gets the old mesh's
+   tree: the same goal on a mesh rebuilt with a wall is answered as without
+   a cache (the detour through the gap), not along the old straight tree. */
+START_TEST(trees_shared_through_cache_never_stale) {
+    nav_agent_in in[8];
+    memset(in, 0, sizeof in);
+    for (int i = 0; i < 8; i++) {
+        in[i].pos[0] = 1.5f + 0.3f * (float)(i % 4);
+        in[i].pos[2] = 1.5f + (float)(i / 4);
+        in[i].target[0] = 8.5f;
+        in[i].target[2] = 2.5f;
+        in[i].has_target = true;
+        in[i].radius = 0.1f;
+        in[i].max_speed = 2;
+        in[i].max_accel = 8;
+        in[i].behavior = NAV_BEHAVIOR_SEEK;
+    }
+    nav_agent_out ref[8], a[8], b[8];
+    nav_cache *c = nav_cache_new(1 << 20, 4);
+    nav_mesh *open = grid_mesh(false);
+    nav_steer *ref_s = nav_steer_new(8, 1), *s1 = nav_steer_new(8, 1), *s2 = nav_steer_new(8, 1);
+    grid_step(ref_s, open, NULL, in, ref);
+    grid_step(s1, open, c, in, a);
+    ck_assert(memcmp(ref, a, sizeof ref) == 0);
+    ck_assert_uint_eq(nav_cache_tree_count(c), 1);
+    ck_assert_uint_eq(s1->nflows, 1);
+    ck_assert_ptr_nonnull(s1->flows[0].shared);
+    /* a cold scratch finds the listed tree: the same entry, not a rebuild */
+    grid_step(s2, open, c, in, b);
+    ck_assert(memcmp(ref, b, sizeof ref) == 0);
+    ck_assert_uint_eq(s2->nflows, 1);
+    ck_assert_ptr_eq(s2->flows[0].shared, s1->flows[0].shared);
+    ck_assert_uint_eq(nav_cache_tree_count(c), 1);
+    /* the straight way: every agent heads right, along z */
+    for (int i = 0; i < 8; i++)
+        ck_assert_float_gt(ref[i].corners[0][0], 5.0f);
+
+    /* the mesh is replaced (as a PUT does): the old one is freed while both
+       scratches and the cache still hold its tree */
+    nav_mesh_free(open);
+    nav_mesh *walled = grid_mesh(true);
+    nav_steer *cold = nav_steer_new(8, 1);
+    grid_step(ref_s, walled, NULL, in, ref);
+    /* the detour: every path turns at the gap, z >= 9 */
+    for (int i = 0; i < 8; i++) {
+        bool gap = false;
+        for (uint32_t k = 0; k < ref[i].ncorners; k++)
+            gap = gap || ref[i].corners[k][2] >= 9.0f;
+        ck_assert(gap);
+    }
+    grid_step(s1, walled, c, in, a);
+    grid_step(cold, walled, c, in, b);
+    ck_assert(memcmp(ref, a, sizeof ref) == 0);
+    ck_assert(memcmp(ref, b, sizeof ref) == 0);
+    ck_assert_uint_eq(nav_cache_tree_count(c), 2);
+    ck_assert_ptr_ne(cold->flows[0].shared, s2->flows[0].shared);
+    ck_assert_ptr_eq(cold->flows[0].shared, s1->flows[1].shared);
+
+    /* the cache goes first (as at shutdown): scratches keep their trees */
+    nav_cache_free(c);
+    grid_step(cold, walled, NULL, in, b);
+    ck_assert(memcmp(ref, b, sizeof ref) == 0);
+    nav_steer_free(cold);
+    nav_steer_free(s2);
+    nav_steer_free(s1);
+    nav_steer_free(ref_s);
+    nav_mesh_free(walled);
+}
+END_TEST
+
 extern Suite *nav_flow_suite(void);
 Suite *nav_flow_suite(void) {
     Suite *s = suite_create("nav_flow");
@@ -393,6 +491,7 @@ Suite *nav_flow_suite(void) {
     tcase_add_test(tc, tree_equals_own_search_links_costs);
     tcase_add_test(tc, step_with_tree_is_history_free);
     tcase_add_test(tc, many_goals_history_free);
+    tcase_add_test(tc, trees_shared_through_cache_never_stale);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -106,6 +106,57 @@ START_TEST(threads_give_the_same_bytes) {
 }
 END_TEST
 
+/* One scratch keeps its helper threads between steps: a step with fewer
+   lanes than the last (fewer threads, or fewer agents) must leave the
+   extra helpers out (their lanes hold the last step's state), and give
+   the bytes of one thread. */
+START_TEST(fewer_lanes_than_the_last_step) {
+    fx_random_opts o = fx_random_defaults();
+    o.width = 40;
+    o.height = 40;
+    o.walls = 1;
+    nav_mesh *m = fx_random(33, &o);
+    /* two crowds in turn, in other arrays and with other speeds (so other
+       grid cells): a lane left from the last step reads the other crowd */
+    static world w1[2], wk[2];
+    static nav_agent_out a[LN], b[LN];
+    nav_steer_params p;
+    nav_steer_params_default(&p);
+    p.dt = 0.05f;
+    nav_query *q = nav_query_new(8192);
+    nav_steer *one = nav_steer_new(LN, 4), *many = nav_steer_new(LN, 4);
+    for (int c = 0; c < 2; c++) {
+        world_init(&w1[c], m, 91 + (uint32_t)c);
+        world_init(&wk[c], m, 91 + (uint32_t)c);
+        for (uint32_t i = 0; c == 1 && i < LN; i++)
+            w1[c].in[i].max_speed = wk[c].in[i].max_speed *= 3.0f;
+    }
+    /* (threads, agents): 5 lanes, then 2 by threads, 2 by agents, 3, 5, 2 */
+    const uint32_t plan[][2] = {{8, LN}, {2, LN}, {8, 300}, {3, LN}, {8, LN}, {2, 260}};
+    for (size_t t = 0; t < sizeof plan / sizeof plan[0]; t++) {
+        uint32_t n = plan[t][1];
+        world *x1 = &w1[t & 1], *xk = &wk[t & 1];
+        p.threads = 1;
+        ck_assert_int_eq(nav_step(one, m, q, NULL, &p, x1->in, n, x1->obs, 4, a, NULL), NAV_OK);
+        p.threads = plan[t][0];
+        ck_assert_int_eq(nav_step(many, m, q, NULL, &p, xk->in, n, xk->obs, 4, b, NULL), NAV_OK);
+        for (uint32_t i = 0; i < n; i++)
+            ck_assert_msg(memcmp(&a[i], &b[i], sizeof a[i]) == 0, "step %zu: agent %u differs", t,
+                          i);
+        for (uint32_t i = 0; i < n; i++) {
+            if (a[i].status != NAV_OK)
+                continue;
+            memcpy(x1->in[i].pos, a[i].pos, sizeof a[i].pos);
+            memcpy(xk->in[i].pos, b[i].pos, sizeof b[i].pos);
+        }
+    }
+    nav_steer_free(one);
+    nav_steer_free(many);
+    nav_query_free(q);
+    nav_mesh_free(m);
+}
+END_TEST
+
 START_TEST(threads_and_a_passed_deadline) {
     fx_random_opts o = fx_random_defaults();
     o.width = 40;
@@ -136,6 +187,7 @@ Suite *nav_lanes_suite(void) {
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, threads_give_the_same_bytes);
     tcase_add_test(tc, threads_and_a_passed_deadline);
+    tcase_add_test(tc, fewer_lanes_than_the_last_step);
     suite_add_tcase(s, tc);
     return s;
 }

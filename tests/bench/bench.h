@@ -31,6 +31,8 @@ void bench_reach(void) __attribute__((weak));
 void bench_snap(void) __attribute__((weak));
 /* Steering figures (tests/bench/bench_steer.c, steering helper). */
 void bench_steer(void) __attribute__((weak));
+/* Only the 1,000-agent step over HTTP (tests/bench/bench_steer.c). */
+void bench_step_http(void) __attribute__((weak));
 /* Agents sharing targets on the large mesh (tests/bench/bench_steer.c). */
 void bench_flow(void) __attribute__((weak));
 /* nav_step beside DetourCrowd itself (tests/bench/bench_crowd.c, steering helper). */

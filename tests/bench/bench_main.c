@@ -550,7 +550,8 @@ static void bench_http(void) {
 }
 
 /* NAVD_BENCH=optimal,steer (a comma list of section names) runs only those
-   sections; unset or empty runs all of them. */
+   sections; unset or empty runs all of them (stephttp, the HTTP part of
+   steer alone, only when named). */
 static int wanted(const char *name) {
     const char *only = getenv("NAVD_BENCH");
     if (!only || !*only)
@@ -573,6 +574,7 @@ int main(void) {
         {"http", bench_http},     {"optimal", NULL}, {"reach", NULL},        {"steer", NULL},
         {"load", NULL},           {"crowd", NULL},   {"hardening", NULL},    {"pg", NULL},
         {"bake", NULL},           {"volume", NULL},  {"flow", NULL},         {"blobload", NULL},
+        {"stephttp", NULL},
     };
     for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++) {
         void (*run)(void) = sections[i].run;
@@ -601,7 +603,13 @@ int main(void) {
             run = bench_flow;
         else if (!strcmp(sections[i].name, "blobload"))
             run = bench_blobload;
+        else if (!strcmp(sections[i].name, "stephttp"))
+            run = bench_step_http;
         if (!wanted(sections[i].name))
+            continue;
+        /* stephttp is a part of steer, run alone only when named */
+        const char *only = getenv("NAVD_BENCH");
+        if (!strcmp(sections[i].name, "stephttp") && (!only || !*only))
             continue;
         if (run)
             run();
