@@ -283,7 +283,8 @@ static void encode_slot(api_jw *w, const nav_agent_in *a, const nav_agent_out *o
     p = api_jw_put(p, ",\"link\":");
     w->len += (size_t)(p - b);
     api_jw_uint(w, o->action.link);
-    JW_VEC3(w, ",\"landing\":", o->action.land);
+    api_jw_lit(w, ",\"landing\":");
+    api_jw_vec3(w, o->action.land);
     api_jw_lit(w, ",\"links_taken\":");
     api_jw_uint(w, o->action.nlinks);
     api_jw_lit(w, "}}");
