@@ -86,6 +86,10 @@ nav_status nav_vol_query_new(uint32_t max_nodes, nav_vol_query **out) {
     return NAV_OK;
 }
 
+uint32_t nav_vol_query_budget(const nav_vol_query *q, uint32_t max_nodes) {
+    return max_nodes && max_nodes < q->cap ? max_nodes : q->cap;
+}
+
 void nav_vol_query_free(nav_vol_query *q) {
     if (!q)
         return;
@@ -719,7 +723,7 @@ nav_status nav_vol_path(const nav_vol *v, nav_vol_query *q, const nav_vol_path_r
     q->nheap = 0;
     q->hmask = (q->hmax + 1 < HASH_START ? q->hmax + 1 : HASH_START) - 1;
     next_stamp(q);
-    uint32_t budget = req->max_nodes && req->max_nodes < q->cap ? req->max_nodes : q->cap;
+    uint32_t budget = nav_vol_query_budget(q, req->max_nodes);
     int reached;
     uint32_t last = run(&s, budget, req, res, &reached);
     res->complete = reached;

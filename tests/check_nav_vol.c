@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nav/nav_cache.h"
 #include "nav/nav_vol.h"
 #include "tests/test_fixtures.h"
 #include "tests/test_volref.h"
@@ -622,6 +623,113 @@ START_TEST(test_budget_partial) {
 }
 END_TEST
 
+/* Cached volume paths equal fresh ones bit for bit; a replaced volume (a new bake, or the
+   same blob loaded again) never answers from the old one's entries. */
+START_TEST(test_path_cache) {
+    vw_world w;
+    vw_make(W_PILLARS, &w);
+    nav_vol *v = bake_world(&w, 0.5f, 0.5f);
+    nav_vol_query *q;
+    ck_assert_int_eq(nav_vol_query_new(1u << 16, &q), NAV_OK);
+    nav_cache *c = nav_cache_new(1u << 20, 4);
+    ck_assert_ptr_nonnull(c);
+    pathbuf *fresh = malloc(sizeof *fresh), *got = malloc(sizeof *got);
+    uint32_t rs = 4242;
+    float a[3], b[3];
+    random_free(v, &w, &rs, a);
+    do
+        random_free(v, &w, &rs, b);
+    while (nav_vol_los(v, a, b)); /* a searched path, not one segment */
+    nav_vol_path_request req = {
+        .heuristic_weight = 1, .corners = got->corners, .max_corners = MAXC};
+    memcpy(req.start, a, sizeof a);
+    memcpy(req.end, b, sizeof b);
+    ck_assert_int_eq(find(v, q, a, b, 1, fresh), NAV_OK);
+    ck_assert_uint_gt(fresh->res.ncorners, 2);
+    nav_cache_result out;
+    for (int k = 0; k < 2; k++) {
+        memset(got, 0, sizeof *got);
+        ck_assert_int_eq(nav_vol_path_cached(v, q, c, &req, &got->res, &out), NAV_OK);
+        ck_assert_int_eq(out, k ? NAV_CACHE_HIT : NAV_CACHE_MISS);
+        ck_assert(memcmp(&got->res, &fresh->res, sizeof got->res) == 0);
+        ck_assert(memcmp(got->corners, fresh->corners, 12 * fresh->res.ncorners) == 0);
+    }
+    /* another weight or budget is another entry */
+    req.heuristic_weight = 1.5f;
+    ck_assert_int_eq(nav_vol_path_cached(v, q, c, &req, &got->res, &out), NAV_OK);
+    ck_assert_int_eq(out, NAV_CACHE_MISS);
+    req.heuristic_weight = 1;
+    req.max_nodes = 5;
+    ck_assert_int_eq(nav_vol_path_cached(v, q, c, &req, &got->res, &out), NAV_OK);
+    ck_assert_int_eq(out, NAV_CACHE_MISS);
+    ck_assert(!got->res.complete);
+    req.max_nodes = 0;
+    /* fewer corners than stored: served fresh (truncated), not from the entry */
+    req.max_corners = 2;
+    ck_assert_int_eq(nav_vol_path_cached(v, q, c, &req, &got->res, &out), NAV_OK);
+    ck_assert_int_eq(out, NAV_CACHE_MISS);
+    ck_assert(got->res.truncated);
+    req.max_corners = MAXC;
+    /* debug requests bypass */
+    uint32_t ids[8];
+    req.expanded = ids;
+    req.max_expanded = 8;
+    ck_assert_int_eq(nav_vol_path_cached(v, q, c, &req, &got->res, &out), NAV_OK);
+    ck_assert_int_eq(out, NAV_CACHE_BYPASS);
+    req.expanded = NULL;
+    req.max_expanded = 0;
+    /* the same blob loaded again is a new volume: a miss, with the same answer */
+    uint8_t *blob;
+    size_t blen;
+    ck_assert_int_eq(nav_vol_serialize(v, &blob, &blen), NAV_OK);
+    nav_vol *u = NULL;
+    nav_error err = {0};
+    ck_assert_int_eq(nav_vol_deserialize(blob, blen, &u, &err), NAV_OK);
+    free(blob);
+    ck_assert(nav_vol_uid(u) != nav_vol_uid(v));
+    ck_assert_int_eq(nav_vol_path_cached(u, q, c, &req, &got->res, &out), NAV_OK);
+    ck_assert_int_eq(out, NAV_CACHE_MISS);
+    ck_assert(memcmp(got->corners, fresh->corners, 12 * fresh->res.ncorners) == 0);
+    /* a replacement with a box on the old path: a miss, and its own path, which keeps clear
+       of the box (the cached one crosses it) */
+    vw_world w2;
+    vw_make(W_PILLARS, &w2);
+    /* the middle of the old path's longest segment, far from both ends */
+    uint32_t longest = 0;
+    for (uint32_t i = 1; i + 1 < fresh->res.ncorners; i++)
+        if (vr_dist(fresh->corners + 3 * i, fresh->corners + 3 * i + 3) >
+            vr_dist(fresh->corners + 3 * longest, fresh->corners + 3 * longest + 3))
+            longest = i;
+    const float *s0 = fresh->corners + 3 * longest, *s1 = s0 + 3;
+    ck_assert(vr_dist(s0, s1) > 4);
+    float mid[3];
+    for (int i = 0; i < 3; i++)
+        mid[i] = 0.5f * (s0[i] + s1[i]);
+    vw_box(&w2, mid[0] - 0.3f, mid[1] - 0.3f, mid[2] - 0.3f, mid[0] + 0.3f, mid[1] + 0.3f,
+           mid[2] + 0.3f);
+    nav_vol *v2 = bake_world(&w2, 0.5f, 0.5f);
+    ck_assert(!nav_vol_los(v2, s0, s1));
+    ck_assert(nav_vol_point_free(v2, a) && nav_vol_point_free(v2, b));
+    ck_assert_int_eq(nav_vol_path_cached(v2, q, c, &req, &got->res, &out), NAV_OK);
+    ck_assert_int_eq(out, NAV_CACHE_MISS);
+    ck_assert(got->res.complete);
+    for (uint32_t i = 0; i + 1 < got->res.ncorners; i++)
+        ck_assert(nav_vol_los(v2, got->corners + 3 * i, got->corners + 3 * i + 3));
+    nav_cache_stats st;
+    nav_cache_stats_get(c, &st);
+    ck_assert_uint_ge(st.hits, 1);
+    nav_vol_free(v2);
+    vw_free(&w2);
+    nav_vol_free(u);
+    free(fresh);
+    free(got);
+    nav_cache_free(c);
+    nav_vol_query_free(q);
+    nav_vol_free(v);
+    vw_free(&w);
+}
+END_TEST
+
 Suite *nav_vol_suite(void) {
     Suite *s = suite_create("nav_vol");
     TCase *tc = tcase_create("by_hand");
@@ -633,6 +741,7 @@ Suite *nav_vol_suite(void) {
     tcase_add_test(tc, test_progress_and_cancel);
     tcase_add_test(tc, test_blob_roundtrip);
     tcase_add_test(tc, test_budget_partial);
+    tcase_add_test(tc, test_path_cache);
     suite_add_tcase(s, tc);
     TCase *tr = tcase_create("reference");
     tcase_set_timeout(tr, 600);
