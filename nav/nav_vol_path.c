@@ -15,8 +15,10 @@
  * check fails the node falls back to its best expanded graph neighbour
  * (kept while relaxing, so no second neighbour walk is needed). A final
  * pass drops every corner the previous kept corner can see past (heading
- * for the last visible point). The scratch (node pool, hash, heap) belongs
- * to a nav_vol_query and is reset, not reallocated, per search.
+ * for the last visible point), then pulls the rest taut (tauten). The
+ * scratch (node pool, hash, heap) belongs to a nav_vol_query and is reset,
+ * not reallocated, per search; the hash is used from a cache-sized prefix
+ * that grows only as far as the search does.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -601,10 +603,10 @@ static int nudge(const nav_vol *v, const float *a, float *p, const float *b, int
  * corners whose neighbours see each other and slides every inner corner
  * toward its next and its previous corner as far as the other neighbour
  * still sees it, then toward the nearest point of the chord between its
- * neighbours while both do. No move lengthens the path or leaves free space.
- * A heuristic weight above 1 asks for speed over length: one pass of slides
- * in coarse steps (1/16), else up to 8 passes of all three in fine ones
- * (1/1024).
+ * neighbours while both do, then along the axes (nudge). No move lengthens
+ * the path or leaves free space. A heuristic weight above 1 asks for speed
+ * over length: one pass of slides in coarse steps (1/16), else up to 8
+ * passes of all four in fine ones (1/1024).
  */
 static void tauten(const nav_vol *v, float *c, uint32_t *n, int passes, int steps) {
     for (int pass = 0; pass < passes && (*n) > 2; pass++) {
