@@ -10,6 +10,9 @@
  * buffers, made on its first volume query and freed when it exits: a query
  * allocates nothing but its JSON. A query holds a reference on the volume
  * version it started with, so a replace or delete does not disturb it.
+ * Paths go through the navmeshes' path cache (nav_vol_path_cached: keyed by
+ * the volume's uid, so a replaced volume never serves the old one's paths),
+ * unless the request says "cache": false or "debug": true.
  */
 #include <math.h>
 #include <pthread.h>
@@ -19,7 +22,9 @@
 
 #include "api/api_internal.h"
 #include "api/api_json.h"
+#include "api/api_query.h"
 #include "api/api_volume.h"
+#include "nav/nav_cache.h"
 
 /* ---- per-thread scratch ---- */
 
@@ -222,7 +227,9 @@ void api_h_volume_path(api_req *r) {
     memcpy(req.start, a, sizeof a);
     memcpy(req.end, b, sizeof b);
     nav_vol_path_result res;
-    nav_status st = nav_vol_path(ve->vol, s->q, &req, &res);
+    nav_cache_result outcome = NAV_CACHE_BYPASS;
+    nav_status st = nav_vol_path_cached(ve->vol, s->q, o.cache ? api_query_cache() : NULL, &req,
+                                        &res, &outcome);
     if (st != NAV_OK) {
         api_vol_entry_release(ve);
         api_reply_fail(r, api_code_from_nav(st), "the path search failed: %s", nav_status_text(st));
@@ -235,7 +242,7 @@ void api_h_volume_path(api_req *r) {
         "start", api_json_vec3(a), "end", api_json_vec3(res.complete ? b : last), "corners",
         corners_json(s->corners, res.ncorners), "length", api_json_num(res.length), "straight_line",
         api_json_num(sqrt((double)dx * dx + (double)dy * dy + (double)dz * dz)), "nodes_expanded",
-        (json_int_t)res.nodes_expanded, "cache", "bypass");
+        (json_int_t)res.nodes_expanded, "cache", nav_cache_result_name(outcome));
     if (o.debug)
         json_object_set_new(j, "expanded", expanded_json(ve->vol, s->expanded, res.nexpanded));
     api_vol_entry_release(ve);

@@ -27,8 +27,9 @@
 
 #include "nav/nav_cache.h"
 #include "nav/nav_query_internal.h"
+#include "nav/nav_vol_internal.h"
 
-enum { KEY_EXACT = 1, KEY_CORRIDOR = 2, KEY_CLOSEST = 3 };
+enum { KEY_EXACT = 1, KEY_CORRIDOR = 2, KEY_CLOSEST = 3, KEY_VOLUME = 4 };
 
 /* Slot size: small enough that the last slot of an entry wastes little
    (answers are a few hundred bytes), large enough that chains stay short. */
@@ -884,4 +885,91 @@ uint32_t nav_cache_tree_count(nav_cache *c) {
     uint32_t n = c->ntrees;
     pthread_mutex_unlock(&c->tree_lock);
     return n;
+}
+
+/* ---------------------------------------------------------------- flight volumes */
+
+/* A volume path answer as stored after its key; the corners follow. */
+typedef struct vol_meta {
+    uint32_t complete, ncorners, nodes_expanded;
+    float length;
+} vol_meta;
+
+static int lookup_volume(nav_cache *c, const cache_key *k, uint64_t h,
+                         const nav_vol_path_request *req, nav_vol_path_result *res) {
+    cache_shard *s = shard_of(c, h);
+    pthread_mutex_lock(&s->lock);
+    cursor cu;
+    uint32_t e = shard_find(s, k, h, &cu);
+    vol_meta mt;
+    if (e != NIL)
+        stream_read(s, &cu, &mt, sizeof(mt));
+    /* more corners than the caller holds: a fresh search truncates (and skips the
+       pulling taut), so only it gives the same answer */
+    if (e == NIL || mt.ncorners > req->max_corners) {
+        pthread_mutex_unlock(&s->lock);
+        return 0;
+    }
+    lru_unlink(s, e);
+    lru_push_front(s, e);
+    memset(res, 0, sizeof(*res));
+    res->complete = mt.complete != 0;
+    res->ncorners = mt.ncorners;
+    res->nodes_expanded = mt.nodes_expanded;
+    res->length = mt.length;
+    stream_read(s, &cu, req->corners, sizeof(float) * 3 * mt.ncorners);
+    pthread_mutex_unlock(&s->lock);
+    return 1;
+}
+
+static void store_volume(nav_cache *c, const cache_key *k, uint64_t h,
+                         const nav_vol_path_request *req, const nav_vol_path_result *res) {
+    if (res->truncated)
+        return;
+    vol_meta mt = {.complete = res->complete,
+                   .ncorners = res->ncorners,
+                   .nodes_expanded = res->nodes_expanded,
+                   .length = res->length};
+    cache_shard *s = shard_of(c, h);
+    pthread_mutex_lock(&s->lock);
+    int ok;
+    cursor cu = shard_reserve(
+        c, s, k, h, key_len(k) + sizeof(mt) + sizeof(float) * 3 * (size_t)res->ncorners, &ok);
+    if (ok) {
+        stream_write(s, &cu, &mt, sizeof(mt));
+        stream_write(s, &cu, req->corners, sizeof(float) * 3 * res->ncorners);
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+nav_status nav_vol_path_cached(const nav_vol *v, nav_vol_query *q, nav_cache *c,
+                               const nav_vol_path_request *req, nav_vol_path_result *res,
+                               nav_cache_result *outcome) {
+    nav_cache_result dummy;
+    if (!outcome)
+        outcome = &dummy;
+    *outcome = NAV_CACHE_BYPASS;
+    if (!c || !v || !q || !req || !res || req->expanded || !req->corners)
+        return nav_vol_path(v, q, req, res);
+    cache_key k;
+    memset(&k, 0, sizeof(k));
+    k.uid = nav_vol_uid(v);
+    k.kind = KEY_VOLUME;
+    memcpy(&k.algo, &req->heuristic_weight, 4);
+    k.budget = nav_vol_query_budget(q, req->max_nodes);
+    memcpy(&k.pts[0], req->start, 12);
+    memcpy(&k.pts[3], req->end, 12);
+    uint64_t h = key_hash(&k);
+    if (lookup_volume(c, &k, h, req, res)) {
+        atomic_fetch_add(&c->hits, 1);
+        *outcome = NAV_CACHE_HIT;
+        return NAV_OK;
+    }
+    nav_status st = nav_vol_path(v, q, req, res);
+    if (st != NAV_OK)
+        return st; /* a refused request is not a lookup that searched */
+    atomic_fetch_add(&c->misses, 1);
+    *outcome = NAV_CACHE_MISS;
+    store_volume(c, &k, h, req, res);
+    return st;
 }

@@ -79,6 +79,7 @@
 #include <stdint.h>
 
 #include "nav/nav_query.h"
+#include "nav/nav_vol.h"
 
 typedef struct nav_cache nav_cache;
 
@@ -204,5 +205,20 @@ void nav_cache_tree_release(nav_cache_tree *t);
 
 /* Trees listed now (for tests and stats). */
 uint32_t nav_cache_tree_count(nav_cache *c);
+
+/*
+ * nav_vol_path through the cache (a flight volume's `path` endpoint): level 1
+ * only, keyed by nav_vol_uid(v) (so a replaced volume's paths never match
+ * the new one), the bit patterns of the (already snapped) start and end,
+ * the heuristic weight and the effective node budget. A hit copies the
+ * stored answer, identical to a fresh nav_vol_path's; answers with more
+ * corners than req->max_corners are neither stored nor served (a fresh
+ * search then gives the truncated answer). c == NULL or req->expanded set:
+ * plain nav_vol_path, *outcome = BYPASS. Thread-safe on c; q is the
+ * caller's own.
+ */
+nav_status nav_vol_path_cached(const nav_vol *v, nav_vol_query *q, nav_cache *c,
+                               const nav_vol_path_request *req, nav_vol_path_result *res,
+                               nav_cache_result *outcome);
 
 #endif

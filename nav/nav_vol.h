@@ -78,6 +78,9 @@ typedef struct nav_vol_info {
     size_t bytes;          /* memory held by the volume */
 } nav_vol_info;
 void nav_vol_get_info(const nav_vol *v, nav_vol_info *out);
+/* Unique per volume made in this process (baked or loaded) and never reused: a replaced
+   volume's cached paths can never match the new one. 0 for NULL. */
+uint64_t nav_vol_uid(const nav_vol *v);
 
 /* One blob (malloc'd): magic "NAVV", format version, settings, grid, CRC-32. */
 nav_status nav_vol_serialize(const nav_vol *v, uint8_t **blob, size_t *len);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nav/nav_mesh_internal.h"
 #include "nav/nav_vol_internal.h"
 
 static nav_status vol_fail(nav_error *err, nav_status st, const char *fmt, const char *what) {
@@ -368,6 +369,7 @@ static nav_vol *vol_alloc(const nav_vol_settings *s) {
     v->vs = s->voxel_size;
     v->inv_vs = 1.0f / s->voxel_size;
     v->radius = s->radius;
+    v->uid = nav_mesh_next_uid();
     for (int a = 0; a < 3; a++) {
         v->bmin[a] = s->bmin[a];
         double k = ceil(((double)s->bmax[a] - s->bmin[a]) / s->voxel_size);

@@ -46,6 +46,10 @@ void nav_vol_get_info(const nav_vol *v, nav_vol_info *out) {
     out->bytes = nav_vol_bytes(v);
 }
 
+uint64_t nav_vol_uid(const nav_vol *v) {
+    return v ? v->uid : 0;
+}
+
 void nav_vol_brick_dims(const nav_vol *v, uint32_t out[3]) {
     memcpy(out, v->b, sizeof v->b);
 }
@@ -170,6 +174,7 @@ nav_status nav_vol_deserialize(const uint8_t *blob, size_t len, nav_vol **out, n
     nav_vol *v = calloc(1, sizeof *v);
     if (!v)
         return NAV_E_NOMEM;
+    v->uid = nav_mesh_next_uid();
     const uint8_t *p = blob + 8;
     p = get(p, &v->vs, 4);
     p = get(p, &v->radius, 4);

@@ -46,7 +46,11 @@ struct nav_vol {
     uint32_t nparts;
     uint32_t ncomp;
     uint64_t nfree;
+    uint64_t uid; /* unique per volume made in this process (bake or load), never reused */
 };
+
+/* The capped node budget a search with max_nodes would get from q (0: the pool). */
+uint32_t nav_vol_query_budget(const nav_vol_query *q, uint32_t max_nodes);
 
 static inline uint32_t nav_vol_brick_index(const nav_vol *v, uint32_t bx, uint32_t by,
                                            uint32_t bz) {

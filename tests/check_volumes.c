@@ -158,7 +158,23 @@ START_TEST(t_volume_bake_and_queries) {
     ck_assert(num(p, "straight_line") == 12);
     ck_assert(num(p, "length") > 12.5);
     ck_assert(json_integer_value(json_object_get(p, "nodes_expanded")) > 0);
-    ck_assert_str_eq(json_string_value(json_object_get(p, "cache")), "bypass");
+    /* paths go through the cache: the same request again is a hit with the same answer,
+       and "cache": false bypasses it */
+    ck_assert_str_eq(json_string_value(json_object_get(p, "cache")), "miss");
+    json_t *p2 =
+        call(s.port, "POST", "/v1/volumes/hv/path", "{\"start\":[2,8,8],\"end\":[14,8,8]}", 200);
+    ck_assert_str_eq(json_string_value(json_object_get(p2, "cache")), "hit");
+    json_object_del(p, "cache");
+    json_object_del(p2, "cache");
+    ck_assert(json_equal(p, p2));
+    json_decref(p2);
+    p2 = call(s.port, "POST", "/v1/volumes/hv/path",
+              "{\"start\":[2,8,8],\"end\":[14,8,8],\"cache\":false}", 200);
+    ck_assert_str_eq(json_string_value(json_object_get(p2, "cache")), "bypass");
+    json_object_del(p2, "cache");
+    ck_assert(json_equal(p, p2));
+    json_decref(p2);
+    const double first_length = num(p, "length");
     json_decref(p);
     /* a goal inside the closed box: unreachable, answered without a search */
     p = call(s.port, "POST", "/v1/volumes/hv/path", "{\"start\":[2,8,8],\"end\":[8,8,8]}", 200);
@@ -247,10 +263,26 @@ START_TEST(t_volume_bake_and_queries) {
     ck_assert_str_eq(json_string_value(json_object_get(p, "status")), "complete");
     json_decref(p);
 
+    /* a replaced volume never answers from the old one's cached paths: at radius 0.75
+       the way around the box keeps 0.5 m more clearance, so the same request is a miss
+       and longer; baked back at 0.25 it is a miss again, as long as the first answer */
+    job = call(s.port, "POST", "/v1/volumes/hv/bake?wait=true",
+               "{\"level\":\"hangar\",\"voxel_size\":0.5,\"radius\":0.75}", 200);
+    json_decref(job);
+    p = call(s.port, "POST", "/v1/volumes/hv/path", "{\"start\":[2,8,8],\"end\":[14,8,8]}", 200);
+    ck_assert_str_eq(json_string_value(json_object_get(p, "cache")), "miss");
+    ck_assert_msg(num(p, "length") > first_length + 0.1, "length %g after the replace, %g before",
+                  num(p, "length"), first_length);
+    json_decref(p);
+
     /* replace, then delete */
     job = call(s.port, "POST", "/v1/volumes/hv/bake?wait=true", BAKE, 200);
-    check_meta(json_object_get(job, "result"), 2);
+    check_meta(json_object_get(job, "result"), 3);
     json_decref(job);
+    p = call(s.port, "POST", "/v1/volumes/hv/path", "{\"start\":[2,8,8],\"end\":[14,8,8]}", 200);
+    ck_assert_str_eq(json_string_value(json_object_get(p, "cache")), "miss");
+    ck_assert(num(p, "length") == first_length);
+    json_decref(p);
     json_decref(call(s.port, "DELETE", "/v1/volumes/hv", NULL, 204));
     json_decref(call(s.port, "GET", "/v1/volumes/hv", NULL, 404));
     json_decref(call(s.port, "DELETE", "/v1/volumes/hv", NULL, 404));

@@ -208,8 +208,12 @@ static size_t fidx(const fine *f, int x, int y, int z) {
     return ((size_t)z * f->n[1] + (size_t)y) * f->n[0] + (size_t)x;
 }
 
-static void fine_build(fine *f, const vw_world *w, double fs, double r) {
+/* cs > 0: a fine voxel takes the blocked test of the voxel of side cs (on the same
+   origin) that holds it, so the free space is that coarser grid's, searched finer. */
+static void fine_build(fine *f, const vw_world *w, double fs, double cs, double r) {
     f->fs = fs;
+    /* how far a coarse voxel reaches past a fine one, in fine voxels */
+    int reach = cs > 0 ? (int)ceil(cs / fs) : 0;
     for (int a = 0; a < 3; a++) {
         f->lo[a] = w->bmin[a];
         f->n[a] = (int)ceil((w->bmax[a] - w->bmin[a]) / fs - 1e-9);
@@ -222,8 +226,8 @@ static void fine_build(fine *f, const vw_world *w, double fs, double r) {
         for (int k = 0; k < 3; k++) {
             double mn = fmin(tv[0][k], fmin(tv[1][k], tv[2][k])) - r;
             double mx = fmax(tv[0][k], fmax(tv[1][k], tv[2][k])) + r;
-            i0[k] = (int)fmax(0, floor((mn - f->lo[k]) / fs) - 1);
-            i1[k] = (int)fmin(f->n[k] - 1, floor((mx - f->lo[k]) / fs) + 1);
+            i0[k] = (int)fmax(0, floor((mn - f->lo[k]) / fs) - 1 - reach);
+            i1[k] = (int)fmin(f->n[k] - 1, floor((mx - f->lo[k]) / fs) + 1 + reach);
         }
         for (int z = i0[2]; z <= i1[2]; z++)
             for (int y = i0[1]; y <= i1[1]; y++)
@@ -233,6 +237,11 @@ static void fine_build(fine *f, const vw_world *w, double fs, double r) {
                         continue;
                     double lo[3] = {f->lo[0] + x * fs, f->lo[1] + y * fs, f->lo[2] + z * fs};
                     double hi[3] = {lo[0] + fs, lo[1] + fs, lo[2] + fs};
+                    for (int k = 0; k < 3 && cs > 0; k++) {
+                        /* the coarse voxel holding this one (fs divides cs) */
+                        lo[k] = f->lo[k] + floor((lo[k] - f->lo[k]) / cs + 1e-9) * cs;
+                        hi[k] = lo[k] + cs;
+                    }
                     if (box_tri_dist(lo, hi, a, b, c) <= r)
                         f->blocked[i] = 1;
                 }
@@ -416,7 +425,15 @@ vr_fine *vr_fine_new(const vw_world *w, double fs, double r) {
     vr_fine *f = calloc(1, sizeof *f);
     if (!f)
         abort();
-    fine_build(f, w, fs, r);
+    fine_build(f, w, fs, 0, r);
+    return f;
+}
+
+vr_fine *vr_fine_new_coarse(const vw_world *w, double fs, double cs, double r) {
+    vr_fine *f = calloc(1, sizeof *f);
+    if (!f)
+        abort();
+    fine_build(f, w, fs, cs, r);
     return f;
 }
 
