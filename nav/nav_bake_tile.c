@@ -6,7 +6,10 @@
  * climb in cells, slope): each group rasterizes, filters and builds its
  * compact heightfield once per tile; each profile of the group then erodes
  * its own copy of the areas and runs regions, contours, polygons and the
- * detail mesh on it.
+ * detail mesh on it. Radius counts in whole cells, so two profiles of a
+ * group can erode alike (0.4 and 0.6 m are both 2 cells of 0.3 m): then,
+ * without generated links, the later one is the earlier one's twin, and
+ * its mesh is joined from the earlier one's tile outputs.
  *
  * Tiles (tile_size > 0) are windows of one global grid, widened by a border
  * of radius + 3 cells whose spans are painted as a border region: filters
@@ -100,6 +103,8 @@ typedef struct nb_group {
     float slope_cos;
     uint32_t members[NAV_BAKE_MAX_PROFILES];
     uint32_t n;
+    uint32_t own[NAV_BAKE_MAX_PROFILES]; /* the members whose stages run (not twins) */
+    uint32_t nown;
 } nb_group;
 
 typedef struct nb_plan {
@@ -111,7 +116,9 @@ typedef struct nb_plan {
     uint32_t nprof;
     nb_group groups[NAV_BAKE_MAX_PROFILES];
     uint32_t ngroups;
-    int radius[NAV_BAKE_MAX_PROFILES]; /* cells */
+    int radius[NAV_BAKE_MAX_PROFILES];    /* cells */
+    uint32_t twin[NAV_BAKE_MAX_PROFILES]; /* the profile whose stage outputs p's mesh is built
+                                             from: p, or an earlier one that bakes the same */
     float bmin[3], ymax;
     int gw, gh;     /* global grid */
     int ts, border; /* tile side (cells), border (cells) */
@@ -210,9 +217,9 @@ static void *nb_profile_worker(void *arg) {
     nb_pjob *pj = arg;
     for (;;) {
         uint32_t k = atomic_fetch_add(&pj->next, 1);
-        if (k >= pj->g->n)
+        if (k >= pj->g->nown)
             break;
-        uint32_t p = pj->g->members[k];
+        uint32_t p = pj->g->own[k];
         pj->st[k] = nb_profile_stages(
             pj->pl, pj->chf, p, &pj->pl->out[(size_t)pj->tile * pj->pl->nprof + p], &pj->bytes[k]);
         if (pj->st[k] != NAV_OK)
@@ -268,11 +275,11 @@ static nav_status nb_tile_profiles(nb_plan *pl, int tile, const nb_group *g, con
                                    size_t *peak) {
     nb_pjob pj = {.pl = pl, .chf = chf, .g = g, .tile = tile};
     atomic_init(&pj.next, 0);
-    for (uint32_t k = 0; k < g->n; k++)
+    for (uint32_t k = 0; k < g->nown; k++)
         pj.st[k] = NAV_OK;
     /* each profile writes only its own slot, so the result is the same */
     uint32_t nth = pl->ntx * pl->ntz == 1 && pl->s->threads > 1 ? pl->s->threads : 1;
-    nth = nth > g->n ? g->n : nth;
+    nth = nth > g->nown ? g->nown : nth;
     nth = nth > 16 ? 16 : nth;
     pthread_t th[16];
     uint32_t started = 0;
@@ -283,7 +290,7 @@ static nav_status nb_tile_profiles(nb_plan *pl, int tile, const nb_group *g, con
     for (uint32_t i = 0; i < started; i++)
         pthread_join(th[i], NULL);
     nav_status st = NAV_OK;
-    for (uint32_t k = 0; k < g->n; k++) {
+    for (uint32_t k = 0; k < g->nown; k++) {
         /* the first real failure, not the cancellation it caused in others */
         if (pj.st[k] != NAV_OK && (st == NAV_OK || st == NAV_E_CANCELLED))
             st = pj.st[k];
@@ -352,6 +359,10 @@ static void *nb_worker(void *arg) {
     return NULL;
 }
 
+static bool nb_has_links(const nav_bake_profile *pr) {
+    return pr->link_drop > 0 || pr->link_jump > 0 || pr->link_climb > 0;
+}
+
 static void nb_plan_groups(nb_plan *pl) {
     const nav_bake_settings *s = pl->s;
     for (uint32_t i = 0; i < pl->nprof; i++) {
@@ -370,9 +381,25 @@ static void nb_plan_groups(nb_plan *pl) {
             pl->groups[g].climb = climb;
             pl->groups[g].slope_cos = sc;
             pl->groups[g].n = 0;
+            pl->groups[g].nown = 0;
             pl->ngroups++;
         }
-        pl->groups[g].members[pl->groups[g].n++] = i;
+        nb_group *gr = &pl->groups[g];
+        /* A member of the same group with the same radius in cells and no
+           generated links bakes the same mesh: erosion, regions, contours,
+           polygons and detail see exactly the same inputs. Its stages run
+           once; the twin's mesh is joined from the same tile outputs. */
+        pl->twin[i] = i;
+        for (uint32_t k = 0; k < gr->n && !nb_has_links(pr); k++) {
+            uint32_t q = gr->members[k];
+            if (pl->radius[q] == pl->radius[i] && !nb_has_links(&pl->prof[q])) {
+                pl->twin[i] = pl->twin[q];
+                break;
+            }
+        }
+        gr->members[gr->n++] = i;
+        if (pl->twin[i] == i)
+            gr->own[gr->nown++] = i;
     }
 }
 
@@ -523,18 +550,25 @@ static nav_status nb_finish_profile(nb_plan *pl, const nav_level *level, uint32_
                  pl->ntx,
                  pl->ntz,
                  pl->groups[0].climb,
-                 (double)s->region_min_size * s->region_min_size * s->cell_size * s->cell_size};
+                 (double)s->region_min_size * s->region_min_size * s->cell_size * s->cell_size,
+                 1};
+    /* nb_finish_all joins the profiles side by side; the last one to
+       start has the threads to itself as the others finish, so its corner
+       graph gets all of them (the graph is the same on any number) */
+    if (p + 1 == pl->nprof && s->threads > 1)
+        g.threads = s->threads;
     for (uint32_t k = 0; k < pl->ngroups; k++)
         for (uint32_t j = 0; j < pl->groups[k].n; j++)
             if (pl->groups[k].members[j] == p)
                 g.ytol = pl->groups[k].climb;
-    nav_status st = nb_assemble(pl->out, pl->nprof, p, &g, NULL, 0, &meshes_out[p], &np, err);
+    nav_status st =
+        nb_assemble(pl->out, pl->nprof, pl->twin[p], &g, NULL, 0, &meshes_out[p], &np, err);
     if (st == NAV_E_EMPTY)
         nav_bake_fail(err, st, "profiles.%s has no walkable surface", pr->name);
     if (report)
         report->polygons[p] = np;
     nb_step(pl->ctx, NAV_BAKE_STAGE_BUILD, nb_now_ms() - t, 0);
-    if (st == NAV_OK && (pr->link_drop > 0 || pr->link_jump > 0 || pr->link_climb > 0)) {
+    if (st == NAV_OK && nb_has_links(pr)) {
         t = nb_now_ms();
         if (!*tg)
             *tg = nb_trigrid_new(level);
@@ -556,6 +590,82 @@ static nav_status nb_finish_profile(nb_plan *pl, const nav_level *level, uint32_
     }
     if (st == NAV_OK && nb_cancelled(pl->ctx))
         st = nav_bake_fail(err, NAV_E_CANCELLED, "the bake was cancelled");
+    return st;
+}
+
+/* The profiles' joins and links, side by side on threads > 1. */
+typedef struct nb_fjob {
+    nb_plan *pl;
+    const nav_level *level;
+    nb_trigrid *tg;
+    nav_mesh **meshes_out;
+    nav_bake_report *report;
+    atomic_uint next;
+    nav_status st[NAV_BAKE_MAX_PROFILES];
+    nav_error err[NAV_BAKE_MAX_PROFILES];
+} nb_fjob;
+
+static void *nb_finish_worker(void *arg) {
+    nb_fjob *fj = arg;
+    for (;;) {
+        uint32_t p = atomic_fetch_add(&fj->next, 1);
+        if (p >= fj->pl->nprof)
+            break;
+        nb_trigrid *tg = fj->tg;
+        fj->st[p] =
+            nb_finish_profile(fj->pl, fj->level, p, &tg, fj->meshes_out, fj->report, &fj->err[p]);
+    }
+    return NULL;
+}
+
+/*
+ * Every profile's mesh. Each profile writes only its own mesh, report and
+ * error slot, and reads the tiles' outputs and the level's triangle grid
+ * (built first, when any profile generates links), so the meshes are the
+ * same whatever the thread count; the error reported is the first failing
+ * profile's, as in a serial run.
+ */
+static nav_status nb_finish_all(nb_plan *pl, const nav_level *level, nav_mesh **meshes_out,
+                                nav_bake_report *report, nav_error *err) {
+    nb_fjob *fj = calloc(1, sizeof *fj);
+    if (!fj)
+        return nav_bake_fail(err, NAV_E_NOMEM, "out of memory");
+    fj->pl = pl;
+    fj->level = level;
+    fj->meshes_out = meshes_out;
+    fj->report = report;
+    atomic_init(&fj->next, 0);
+    nav_status st = NAV_OK;
+    for (uint32_t p = 0; p < pl->nprof; p++) {
+        const nav_bake_profile *pr = &pl->prof[p];
+        if (!fj->tg && nb_has_links(pr)) {
+            fj->tg = nb_trigrid_new(level);
+            if (!fj->tg)
+                st = nav_bake_fail(err, NAV_E_NOMEM, "out of memory");
+        }
+    }
+    uint32_t nth = pl->s->threads > 1 ? pl->s->threads : 1;
+    nth = nth > pl->nprof ? pl->nprof : nth;
+    nth = nth > 16 ? 16 : nth;
+    pthread_t th[16];
+    uint32_t started = 0;
+    if (st == NAV_OK) {
+        for (uint32_t i = 1; i < nth; i++)
+            if (pthread_create(&th[started], NULL, nb_finish_worker, fj) == 0)
+                started++;
+        nb_finish_worker(fj);
+        for (uint32_t i = 0; i < started; i++)
+            pthread_join(th[i], NULL);
+        for (uint32_t p = 0; p < pl->nprof; p++)
+            if (fj->st[p] != NAV_OK) {
+                st = fj->st[p];
+                if (err)
+                    *err = fj->err[p];
+                break;
+            }
+    }
+    nb_trigrid_free(fj->tg);
+    free(fj);
     return st;
 }
 
@@ -619,8 +729,12 @@ nav_status nb_run(const nav_level *level, const nav_bake_settings *s,
         goto out;
     }
     /* work units: rasterize 4 + filter 1 + compact 1 per group and tile,
-       erode 1 + regions 4 + contours 1 + polygons 1 + detail 2 per profile */
-    ctx.total = (uint64_t)ntiles * (6u * pl->ngroups + 9u * nprofiles);
+       erode 1 + regions 4 + contours 1 + polygons 1 + detail 2 per profile
+       that is not a twin */
+    uint32_t nown = 0;
+    for (uint32_t g = 0; g < pl->ngroups; g++)
+        nown += pl->groups[g].nown;
+    ctx.total = (uint64_t)ntiles * (6u * pl->ngroups + 9u * nown);
     if (fn && fn(ud, nav_bake_stage_text(NAV_BAKE_STAGE_RASTERIZE), 0))
         atomic_store(&ctx.cancelled, 1);
     st = nb_run_tiles(pl);
@@ -633,10 +747,7 @@ nav_status nb_run(const nav_level *level, const nav_bake_settings *s,
             nav_bake_fail(err, st, "%s", pl->err.message);
         goto out;
     }
-    nb_trigrid *tg = NULL;
-    for (uint32_t p = 0; p < nprofiles && st == NAV_OK; p++)
-        st = nb_finish_profile(pl, level, p, &tg, meshes_out, report, err);
-    nb_trigrid_free(tg);
+    st = nb_finish_all(pl, level, meshes_out, report, err);
     if (st != NAV_OK)
         for (uint32_t p = 0; p < nprofiles; p++) {
             nav_mesh_free(meshes_out[p]);

@@ -68,6 +68,9 @@ typedef struct nav_corner_query nav_corner_query;
    graph would exceed NAV_CORNER_MAX_BYTES; NAV_E_NOMEM on allocation
    failure (m->cgraph NULL then too). */
 nav_status nav_corner_build(nav_mesh *m);
+/* The same graph, its visibility walks on `threads` threads (1: none
+   started). */
+nav_status nav_corner_build_mt(nav_mesh *m, uint32_t threads);
 void nav_corner_free(nav_cgraph *g);
 
 /*

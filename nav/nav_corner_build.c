@@ -3,7 +3,17 @@
  * corners (one per fan of polygons around a vertex whose walkable angle
  * exceeds 180 degrees, as nav_optimal_corners flags them), the link nodes,
  * and the edges, by one visibility walk from every node.
+ *
+ * The walks are independent (each reads the finished mesh and writes only
+ * its node's edges), so they run on threads: nodes are taken in chunks
+ * from a shared counter, each chunk keeps its own edge list, and the lists
+ * are joined in node order. The graph is the same whatever the thread
+ * count; so is the decision to give up (the limits are monotone in the
+ * total work and edge count, so checking the totals is checking what a
+ * serial build checks after each node).
  */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -190,18 +200,24 @@ static double cb_class(const nav_cgraph *g, uint32_t u, double x, double z) {
     return nav_corner_side(ux, uz, x, z, w[0], w[1]) + nav_corner_side(ux, uz, x, z, w[2], w[3]);
 }
 
-static int cb_put(nav_cgraph *g, uint32_t d, uint32_t *cap) {
-    if (g->nedges == *cap) {
-        size_t ncap = *cap ? 2 * (size_t)*cap : 4096;
-        if (ncap > UINT32_MAX || ncap * sizeof *g->adj > NAV_CORNER_MAX_BYTES)
+/* One chunk of nodes' edges, offsets local to the chunk until joined. */
+typedef struct cb_chunk {
+    nav_cedge *adj;
+    uint32_t n, cap;
+} cb_chunk;
+
+static int cb_put(const nav_cgraph *g, cb_chunk *ch, uint32_t d) {
+    if (ch->n == ch->cap) {
+        size_t ncap = ch->cap ? 2 * (size_t)ch->cap : 256;
+        if (ncap > UINT32_MAX || ncap * sizeof *ch->adj > NAV_CORNER_MAX_BYTES)
             return 0;
-        nav_cedge *t = realloc(g->adj, ncap * sizeof *t);
+        nav_cedge *t = realloc(ch->adj, ncap * sizeof *t);
         if (!t)
             return 0;
-        g->adj = t;
-        *cap = (uint32_t)ncap;
+        ch->adj = t;
+        ch->cap = (uint32_t)ncap;
     }
-    nav_cedge *e = &g->adj[g->nedges++];
+    nav_cedge *e = &ch->adj[ch->n++];
     e->x = (float)g->xz[2 * (size_t)d];
     e->z = (float)g->xz[2 * (size_t)d + 1];
     e->to = d;
@@ -210,7 +226,7 @@ static int cb_put(nav_cgraph *g, uint32_t d, uint32_t *cap) {
 
 /* Appends u's edges: the nodes in sight, tangent at each corner end; a
    corner's in two halves by the side its obstacle is on (adj_mid). */
-static int cb_edges(cb_state *b, uint32_t u, uint32_t *cap) {
+static int cb_edges(cb_state *b, cb_chunk *ch, uint32_t u) {
     nav_cgraph *g = b->g;
     uint32_t n = 0;
     for (uint32_t i = 0; i < b->nseen; i++) {
@@ -223,29 +239,167 @@ static int cb_edges(cb_state *b, uint32_t u, uint32_t *cap) {
     }
     for (int half = 0; half < 2; half++) {
         if (half == 1)
-            g->adj_mid[u] = (uint32_t)g->nedges;
+            g->adj_mid[u] = ch->n;
         for (uint32_t i = 0; i < n; i++) {
             uint32_t d = b->seen[i];
             double c = u < g->ncorners ? cb_class(g, u, g->xz[2 * d], g->xz[2 * d + 1]) : 0;
             if (u >= g->ncorners ? half == 1 : (half == 0 ? c > 0 : c < 0))
                 continue;
-            if (!cb_put(g, d, cap))
+            if (!cb_put(g, ch, d))
                 return 0;
         }
     }
     return 1;
 }
 
-static size_t cb_memory(const nav_mesh *m, const nav_cgraph *g) {
+static size_t cb_memory(const nav_mesh *m, const nav_cgraph *g, uint64_t nedges) {
     size_t nn = (size_t)g->nnodes + 1;
     return sizeof *g + nn * (2 * sizeof(double) + sizeof(float) + 3 * sizeof(uint32_t)) +
            (size_t)g->ncorners * 4 * sizeof(double) +
            ((size_t)m->poly_start[m->npolys] + m->npolys + 1 + 2 * (size_t)m->nlinks + 1) *
                sizeof(uint32_t) +
-           (size_t)g->nedges * sizeof(nav_cedge) + nav_corner_merge_memory(g);
+           (size_t)nedges * sizeof(nav_cedge) + nav_corner_merge_memory(g);
+}
+
+/* Whether a graph of `nedges` edges is within the limits: the edge array
+   as it grew by doubling from 4,096 and the graph's bytes. */
+static int cb_fits(const nav_mesh *m, const nav_cgraph *g, uint64_t nedges) {
+    uint64_t cap = 4096;
+    while (nedges > 0 && cap < nedges)
+        cap *= 2;
+    if (nedges > 0 && (cap > UINT32_MAX || cap * sizeof(nav_cedge) > NAV_CORNER_MAX_BYTES))
+        return 0;
+    return cb_memory(m, g, nedges) <= NAV_CORNER_MAX_BYTES;
+}
+
+#define CB_CHUNK 64 /* nodes per unit of work */
+
+enum { CB_GO = 0, CB_TOO_BIG = 1, CB_NOMEM = 2 };
+
+typedef struct cb_job {
+    const nav_mesh *m;
+    nav_cgraph *g;
+    cb_chunk *chunks;
+    uint32_t nchunks;
+    atomic_uint next;
+    atomic_uint_fast64_t edges; /* found so far, to give up early */
+    atomic_uint_fast64_t work;  /* cones expanded, summed at each thread's end */
+    atomic_int stop;
+} cb_job;
+
+static void cb_stop(cb_job *j, int why) {
+    int cur = CB_GO;
+    atomic_compare_exchange_strong(&j->stop, &cur, why);
+    if (why == CB_NOMEM)
+        atomic_store(&j->stop, CB_NOMEM);
+}
+
+static void *cb_worker(void *arg) {
+    cb_job *j = arg;
+    nav_cgraph *g = j->g;
+    cb_state b = {.m = j->m, .g = g};
+    nav_cwalk w = {0};
+    uint32_t work = 0;
+    b.stamp = calloc((size_t)g->nnodes + 1, sizeof *b.stamp);
+    b.seen = malloc(((size_t)g->nnodes + 1) * sizeof *b.seen);
+    if (!b.stamp || !b.seen)
+        cb_stop(j, CB_NOMEM);
+    while (atomic_load(&j->stop) == CB_GO) {
+        uint32_t c = atomic_fetch_add(&j->next, 1);
+        if (c >= j->nchunks)
+            break;
+        cb_chunk *ch = &j->chunks[c];
+        uint32_t u1 = (c + 1) * CB_CHUNK < g->nnodes ? (c + 1) * CB_CHUNK : g->nnodes;
+        for (uint32_t u = c * CB_CHUNK; u < u1 && atomic_load(&j->stop) == CB_GO; u++) {
+            g->adj_start[u] = g->adj_mid[u] = ch->n;
+            if (g->poly[u] == NAV_NONE)
+                continue;
+            b.root = u;
+            b.rx = g->xz[2 * (size_t)u];
+            b.rz = g->xz[2 * (size_t)u + 1];
+            b.gen++;
+            b.nseen = 0;
+            uint32_t before = ch->n;
+            int r = nav_cwalk_run(&w, g->wm, b.rx, b.rz, g->wpoly[u], u < g->ncorners, CB_MAX_WORK,
+                                  cb_collect, &b, &work);
+            if (r == NAV_CW_NOMEM)
+                cb_stop(j, CB_NOMEM);
+            else if (r == NAV_CW_LIMIT || !cb_edges(&b, ch, u))
+                cb_stop(j, CB_TOO_BIG);
+            else if (!cb_fits(j->m, g,
+                              atomic_fetch_add(&j->edges, ch->n - before) + ch->n - before))
+                cb_stop(j, CB_TOO_BIG);
+        }
+    }
+    atomic_fetch_add(&j->work, work);
+    nav_cwalk_free(&w);
+    free(b.stamp);
+    free(b.seen);
+    return NULL;
+}
+
+/* The walks of every node on `threads` threads, then the edge lists
+   joined into g->adj in node order. */
+static nav_status cb_all_edges(const nav_mesh *m, nav_cgraph *g, uint32_t threads, int *too_big) {
+    cb_job j = {.m = m, .g = g};
+    j.nchunks = (g->nnodes + CB_CHUNK - 1) / CB_CHUNK;
+    j.chunks = calloc((size_t)j.nchunks + 1, sizeof *j.chunks);
+    if (!j.chunks)
+        return NAV_E_NOMEM;
+    atomic_init(&j.next, 0);
+    atomic_init(&j.edges, 0);
+    atomic_init(&j.work, 0);
+    atomic_init(&j.stop, CB_GO);
+    uint32_t nth = threads > j.nchunks ? j.nchunks : threads;
+    nth = nth > 64 ? 64 : nth < 1 ? 1 : nth;
+    pthread_t th[64];
+    uint32_t started = 0;
+    for (uint32_t i = 1; i < nth; i++)
+        if (pthread_create(&th[started], NULL, cb_worker, &j) == 0)
+            started++;
+    cb_worker(&j);
+    for (uint32_t i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    nav_status st = NAV_OK;
+    uint64_t total = 0;
+    for (uint32_t c = 0; c < j.nchunks; c++)
+        total += j.chunks[c].n;
+    int stop = atomic_load(&j.stop);
+    if (stop == CB_NOMEM)
+        st = NAV_E_NOMEM;
+    else if (stop == CB_TOO_BIG || atomic_load(&j.work) > CB_MAX_WORK || !cb_fits(m, g, total))
+        *too_big = 1;
+    if (st == NAV_OK && !*too_big) {
+        g->adj = malloc((size_t)(total ? total : 1) * sizeof *g->adj);
+        if (!g->adj)
+            st = NAV_E_NOMEM;
+    }
+    if (st == NAV_OK && !*too_big) {
+        uint32_t off = 0;
+        for (uint32_t c = 0; c < j.nchunks; c++) {
+            uint32_t u1 = (c + 1) * CB_CHUNK < g->nnodes ? (c + 1) * CB_CHUNK : g->nnodes;
+            for (uint32_t u = c * CB_CHUNK; u < u1; u++) {
+                g->adj_start[u] += off;
+                g->adj_mid[u] += off;
+            }
+            if (j.chunks[c].n)
+                memcpy(&g->adj[off], j.chunks[c].adj, j.chunks[c].n * sizeof *g->adj);
+            off += j.chunks[c].n;
+        }
+        g->adj_start[g->nnodes] = off;
+        g->nedges = total;
+    }
+    for (uint32_t c = 0; c < j.nchunks; c++)
+        free(j.chunks[c].adj);
+    free(j.chunks);
+    return st;
 }
 
 nav_status nav_corner_build(nav_mesh *m) {
+    return nav_corner_build_mt(m, 1);
+}
+
+nav_status nav_corner_build_mt(nav_mesh *m, uint32_t threads) {
     m->cgraph = NULL;
     nav_cgraph *g = calloc(1, sizeof *g);
     if (!g)
@@ -255,46 +409,20 @@ nav_status nav_corner_build(nav_mesh *m) {
         st = cb_links(m, g);
     if (st == NAV_OK)
         st = nav_corner_merge(m, g);
-    cb_state b = {.m = m, .g = g};
-    nav_cwalk w = {0};
     if (st == NAV_OK) {
         g->adj_start = malloc(((size_t)g->nnodes + 1) * sizeof *g->adj_start);
         g->adj_mid = malloc(((size_t)g->nnodes + 1) * sizeof *g->adj_mid);
-        b.stamp = calloc((size_t)g->nnodes + 1, sizeof *b.stamp);
-        b.seen = malloc(((size_t)g->nnodes + 1) * sizeof *b.seen);
-        if (!g->adj_start || !g->adj_mid || !b.stamp || !b.seen)
+        if (!g->adj_start || !g->adj_mid)
             st = NAV_E_NOMEM;
     }
-    uint32_t cap = 0, work = 0;
     int too_big = 0;
-    for (uint32_t u = 0; st == NAV_OK && !too_big && u < g->nnodes; u++) {
-        g->adj_start[u] = g->adj_mid[u] = (uint32_t)g->nedges;
-        if (g->poly[u] == NAV_NONE)
-            continue;
-        b.root = u;
-        b.rx = g->xz[2 * (size_t)u];
-        b.rz = g->xz[2 * (size_t)u + 1];
-        b.gen++;
-        b.nseen = 0;
-        int r = nav_cwalk_run(&w, g->wm, b.rx, b.rz, g->wpoly[u], u < g->ncorners, CB_MAX_WORK,
-                              cb_collect, &b, &work);
-        if (r == NAV_CW_NOMEM)
-            st = NAV_E_NOMEM;
-        else if (r == NAV_CW_LIMIT || !cb_edges(&b, u, &cap))
-            too_big = 1;
-        else if (cb_memory(m, g) > NAV_CORNER_MAX_BYTES)
-            too_big = 1;
-    }
-    if (st == NAV_OK && !too_big)
-        g->adj_start[g->nnodes] = (uint32_t)g->nedges;
-    nav_cwalk_free(&w);
-    free(b.stamp);
-    free(b.seen);
+    if (st == NAV_OK)
+        st = cb_all_edges(m, g, threads, &too_big);
     if (st != NAV_OK || too_big) {
         nav_corner_free(g);
         return st;
     }
-    g->memory = cb_memory(m, g);
+    g->memory = cb_memory(m, g, g->nedges);
     m->cgraph = g;
     return NAV_OK;
 }
@@ -422,7 +550,7 @@ nav_status nav_corner_load(nav_mesh *m, const uint8_t *p, size_t len) {
         return st;
     }
     g->nedges = ne;
-    g->memory = cb_memory(m, g);
+    g->memory = cb_memory(m, g, g->nedges);
     m->cgraph = g;
     return NAV_OK;
 }

@@ -1147,7 +1147,8 @@ nav_status nav_mesh_build_ex(const nav_mesh_input *in, const nav_mesh_limits *li
             nav_build_scc(x) != NAV_OK)
             st = nav_set_error(err, NAV_E_NOMEM, "out of memory");
     }
-    if (st == NAV_OK && corner_graph && nav_corner_build(m) != NAV_OK)
+    if (st == NAV_OK && corner_graph > 0 &&
+        nav_corner_build_mt(m, (uint32_t)corner_graph) != NAV_OK)
         st = nav_set_error(err, NAV_E_NOMEM, "out of memory building the corner graph");
     if (st == NAV_OK) {
         x->memory += nav_corner_memory(m->cgraph);

@@ -43,7 +43,8 @@ static inline const nav_mesh_ext *nav_mesh_ext_of(const nav_mesh *m) {
 }
 
 /* nav_mesh_build, with the corner graph (nav_corner.h) built or not: the
-   deserializer attaches a stored one instead (then adds its memory). */
+   deserializer attaches a stored one instead (then adds its memory).
+   corner_graph > 0 builds it on that many threads (the same graph). */
 nav_status nav_mesh_build_ex(const nav_mesh_input *in, const nav_mesh_limits *limits,
                              int corner_graph, nav_mesh **out, nav_error *err);
 

@@ -36,7 +36,7 @@ static const svc_bake_opt OPTS[] = {
     {"--cell-size", OPT_F, S_(cell_size), "cell size, m (0.3)"},
     {"--cell-height", OPT_F, S_(cell_height), "cell height, m (0.2)"},
     {"--tile-size", OPT_U, S_(tile_size), "cells per tile side, 0 = one tile (0)"},
-    {"--threads", OPT_U, S_(threads), "tiles baked at once (1)"},
+    {"--threads", OPT_U, S_(threads), "tiles baked at once, and the corner graph's threads (1)"},
     {"--partition", OPT_PART, S_(partition), "watershed | monotone (watershed)"},
     {"--edge-max-len", OPT_F, S_(edge_max_len), "longest border edge, m (12)"},
     {"--edge-max-error", OPT_F, S_(edge_max_error), "contour tolerance, cells (1.3)"},

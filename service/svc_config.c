@@ -91,7 +91,7 @@ static const svc_option options[] = {
     {"jobs-kept", "NAVD_JOBS_KEPT", SVC_UINT, "100", 0, 100000, F(jobs_kept),
      "finished jobs kept for GET /v1/jobs (in memory; none survive a restart)"},
     {"bake-threads", "NAVD_BAKE_THREADS", SVC_UINT, "cores", 1, 256, F(bake_threads),
-     "threads one tiled bake uses for its tiles"},
+     "threads one bake uses for its tiles (one tile: its profiles) and its meshes' joins"},
     {"max-bake-cells", "NAVD_MAX_BAKE_CELLS", SVC_UINT, "100000000", 1, 1ull << 40,
      F(max_bake_cells),
      "heightfield columns of one bake (the job fails with invalid_level beyond)"},

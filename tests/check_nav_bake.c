@@ -12,8 +12,9 @@
  *   cells, whose middle is open after erosion by rc = ceil(r / 0.3) cells
  *   exactly when k - 1 >= 2 rc + 1. So a path for radius r passes a gap of
  *   2r - cs never, and one of 2r + 2cs always; none passes a gap < 2r.
- * Also: settings validation messages, profiles sharing heightfields,
- * progress, cancellation, limits, an empty level, tiles and threads.
+ * Also: settings validation messages, profiles sharing heightfields (and
+ * twins, profiles whose radius rounds to the same cells), progress, cancellation, limits, an empty
+ * level, tiles and threads.
  */
 #include <check.h>
 #include <math.h>
@@ -370,6 +371,63 @@ START_TEST(profiles_share_heightfields) {
         ck_assert_uint_eq(r.polygons[i], nav_mesh_polygon_count(m[i]));
         nav_mesh_free(m[i]);
     }
+    nav_level_free(lv);
+}
+END_TEST
+
+/* Serialized bytes of a mesh (for byte-for-byte comparisons). */
+static uint8_t *mesh_bytes(const nav_mesh *m, size_t *len) {
+    uint8_t *b = NULL;
+    ck_assert_int_eq(nav_mesh_serialize(m, &b, len), NAV_OK);
+    return b;
+}
+
+/* Profiles whose radius rounds to the same cells (0.4 and 0.6 m are both 2
+   cells of 0.3 m) bake their stages once: every mesh must still be, byte
+   for byte, the mesh of that profile baked alone; a profile with links, or
+   another radius, is never a twin. One tile and 16-cell tiles, 1 and 2
+   threads. */
+START_TEST(twin_profiles_bake_as_alone) {
+    nav_level *lv = gap_level(8);
+    nav_bake_profile p[4] = {nav_bake_profile_default(), nav_bake_profile_default(),
+                             nav_bake_profile_default(), nav_bake_profile_default()};
+    snprintf(p[0].name, sizeof p[0].name, "wide");
+    p[0].radius = 0.9f;
+    snprintf(p[2].name, sizeof p[2].name, "small");
+    p[2].radius = 0.4f;
+    snprintf(p[3].name, sizeof p[3].name, "small_links");
+    p[3].radius = 0.4f;
+    p[3].link_drop = 2.0f;
+    for (uint32_t ts = 0; ts <= 16; ts += 16)
+        for (uint32_t th = 1; th <= 2; th++) {
+            nav_bake_settings s = nav_bake_settings_default();
+            s.tile_size = ts;
+            s.threads = th;
+            nav_mesh *m[4];
+            nav_bake_report r;
+            nav_error e = {0};
+            ck_assert_int_eq(nav_bake(lv, &s, p, 4, NULL, NULL, NULL, m, &r, &e), NAV_OK);
+            ck_assert_uint_eq(r.heightfields, 1);
+            for (int i = 0; i < 4; i++) {
+                nav_mesh *alone;
+                ck_assert_int_eq(nav_bake(lv, &s, &p[i], 1, NULL, NULL, NULL, &alone, NULL, &e),
+                                 NAV_OK);
+                size_t l1, l2;
+                uint8_t *b1 = mesh_bytes(m[i], &l1), *b2 = mesh_bytes(alone, &l2);
+                ck_assert_msg(l1 == l2 && memcmp(b1, b2, l1) == 0,
+                              "profile %s differs from its bake alone (tile %u, %u threads)",
+                              p[i].name, ts, th);
+                ck_assert_uint_eq(r.polygons[i], nav_mesh_polygon_count(alone));
+                free(b1);
+                free(b2);
+                nav_mesh_free(alone);
+            }
+            /* the twins really are one mesh; the wider agent a smaller one */
+            ck_assert_double_eq_tol(nav_mesh_area(m[2]), nav_mesh_area(m[1]), 1e-9);
+            ck_assert(nav_mesh_area(m[0]) < nav_mesh_area(m[1]));
+            for (int i = 0; i < 4; i++)
+                nav_mesh_free(m[i]);
+        }
     nav_level_free(lv);
 }
 END_TEST
@@ -797,6 +855,7 @@ Suite *nav_bake_suite(void) {
     tcase_add_test(tc, gap_never_narrower_than_2r);
     tcase_add_test(tc, gap_blocked_at_any_angle);
     tcase_add_test(tc, profiles_share_heightfields);
+    tcase_add_test(tc, twin_profiles_bake_as_alone);
     tcase_add_test(tc, progress_monotone_and_cancel);
     tcase_add_test(tc, cancel_inside_a_long_stage);
     tcase_add_test(tc, limits_and_empty);

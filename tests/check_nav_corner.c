@@ -9,7 +9,9 @@
  *   - the preprocessing belongs to the mesh: one query scratch serving
  *     meshes in turn (a replaced mesh, a larger one) answers each from its
  *     own graph; over HTTP, a replaced mesh answers from its new walls;
- *   - budgets: the graph search stops within max_nodes.
+ *   - budgets: the graph search stops within max_nodes;
+ *   - the walks on threads build the same graph as one thread, byte for
+ *     byte (nav_corner_save), on meshes with many chunks of nodes.
  */
 #include <check.h>
 #include <jansson.h>
@@ -357,6 +359,40 @@ START_TEST(test_http_replace) {
 }
 END_TEST
 
+/* The threaded build joins its chunks in node order: the same nodes,
+   edges and halves as the serial one, whatever the thread count. */
+START_TEST(test_threads_same_graph) {
+    for (uint32_t seed = 1; seed <= 3; seed++) {
+        fx_random_opts ro = fx_random_defaults();
+        ro.width = ro.height = 60;
+        ro.hole_ratio = 0.3f;
+        ro.walls = (int)(seed & 1);
+        nav_mesh *m = fx_random(seed, &ro);
+        ck_assert_ptr_nonnull(m->cgraph);
+        /* several chunks of 64 nodes, so threads share them */
+        ck_assert_uint_gt(m->cgraph->nnodes, 3 * 64);
+        size_t len = nav_corner_save(m->cgraph, NULL);
+        uint8_t *want = malloc(len);
+        ck_assert_uint_eq(nav_corner_save(m->cgraph, want), len);
+        nav_cgraph *serial = m->cgraph;
+        for (uint32_t th = 2; th <= 5; th += 3) {
+            ck_assert_int_eq(nav_corner_build_mt(m, th), NAV_OK);
+            ck_assert_ptr_nonnull(m->cgraph);
+            ck_assert_uint_eq(m->cgraph->nedges, serial->nedges);
+            ck_assert_uint_eq(nav_corner_save(m->cgraph, NULL), len);
+            uint8_t *got = malloc(len);
+            nav_corner_save(m->cgraph, got);
+            ck_assert_int_eq(memcmp(got, want, len), 0);
+            free(got);
+            nav_corner_free(m->cgraph);
+        }
+        m->cgraph = serial;
+        free(want);
+        nav_mesh_free(m);
+    }
+}
+END_TEST
+
 Suite *nav_corner_suite(void) {
     Suite *s = suite_create("nav_corner");
     TCase *tc = tcase_create("graph");
@@ -364,6 +400,7 @@ Suite *nav_corner_suite(void) {
     tcase_add_test(tc, test_dispatch);
     tcase_add_test(tc, test_scratch_across_meshes);
     tcase_add_test(tc, test_budget);
+    tcase_add_test(tc, test_threads_same_graph);
     suite_add_tcase(s, tc);
     TCase *th = tcase_create("http");
     tcase_set_timeout(th, 60);

@@ -4,7 +4,9 @@
  * same settings (Recast's demo defaults), same process, same run. Prints per
  * level: our single-threaded bake and Recast's (best of several runs: the
  * machine is shared), the ratio, peak memory of each, polygon counts; the
- * three-profiles-differing-in-radius cost against one profile; and tiles
+ * three-profiles-differing-in-radius cost against one profile (the
+ * target's radii, two of which round to the same cells, and three radii of
+ * distinct cells); and tiles
  * of 64 cells on 2 threads against Recast's single tile, with the peak
  * memory of one tile. Figures, never assertions.
  */
@@ -114,6 +116,18 @@ void bench_bake(void) {
         printf("    3 radii on 2 threads (profiles side by side): %.1f ms = %.2fx one profile\n",
                t3b, t3b / ours);
         s.threads = 1;
+        /* 0.4 and 0.6 m are both 2 cells of 0.3 m, so the two bake as twins
+           (once); radii of 1, 2 and 3 cells bake every per-profile stage */
+        three[0].radius = 0.3f;
+        double t3d = our_bake(lv, &s, three, 3, reps, &r3, &p3);
+        s.threads = 2;
+        double t3d2 = our_bake(lv, &s, three, 3, reps, &r3, &p3);
+        s.threads = 1;
+        three[0].radius = radii[0];
+        printf(
+            "    3 radii of 1, 2, 3 cells (0.3, 0.6, 0.9; no twins): %.1f ms = %.2fx one profile, "
+            "on 2 threads %.1f ms = %.2fx\n",
+            t3d, t3d / ours, t3d2, t3d2 / ours);
         /* tiles of 64 cells on 2 threads */
         s.tile_size = 64;
         s.threads = 2;
