@@ -44,54 +44,42 @@ static bool nb_push(nb_stack *st, int x, int z, uint32_t s) {
    misses a neighbour or borders another area; returns the maximum. */
 static uint16_t nb_distance_field(const nb_work *wk, uint16_t *d) {
     const nb_chf *chf = wk->chf;
-    const int w = chf->w, h = chf->h;
-    for (int z = 0; z < h; z++)
-        for (int x = 0; x < w; x++) {
-            int c = x + z * w;
-            for (uint32_t s = chf->first[c]; s < chf->first[c + 1]; s++) {
-                uint16_t v = 0xffff;
-                for (int dir = 0; dir < 4; dir++)
-                    if (nb_con(chf, s, dir) == NB_NOCON ||
-                        wk->area[nb_nei(chf, x, z, s, dir)] != wk->area[s]) {
-                        v = 0;
-                        break;
-                    }
-                d[s] = v;
+    for (uint32_t s = 0; s < chf->nspans; s++) {
+        uint16_t v = 0xffff;
+        for (int dir = 0; dir < 4; dir++) {
+            uint32_t a = nb_nei4(chf, s, dir);
+            if (a == NB_NONE || wk->area[a] != wk->area[s]) {
+                v = 0;
+                break;
             }
         }
+        d[s] = v;
+    }
     return nb_chamfer(chf, d);
 }
 
 /* 3x3 average of the distance field (missing neighbours count as the
    centre), leaving spans near the edge (<= 2) as they are. */
 static void nb_blur(const nb_chf *chf, const uint16_t *src, uint16_t *dst) {
-    const int w = chf->w, h = chf->h;
-    for (int z = 0; z < h; z++)
-        for (int x = 0; x < w; x++) {
-            int c = x + z * w;
-            for (uint32_t s = chf->first[c]; s < chf->first[c + 1]; s++) {
-                unsigned cd = src[s];
-                if (cd <= 2) {
-                    dst[s] = (uint16_t)cd;
-                    continue;
-                }
-                unsigned sum = cd;
-                for (int dir = 0; dir < 4; dir++) {
-                    if (nb_con(chf, s, dir) == NB_NOCON) {
-                        sum += cd * 2;
-                        continue;
-                    }
-                    uint32_t a = nb_nei(chf, x, z, s, dir);
-                    sum += src[a];
-                    int d2 = (dir + 1) & 3;
-                    if (nb_con(chf, a, d2) != NB_NOCON)
-                        sum += src[nb_nei(chf, x + nb_dx[dir], z + nb_dz[dir], a, d2)];
-                    else
-                        sum += cd;
-                }
-                dst[s] = (uint16_t)((sum + 5) / 9);
-            }
+    for (uint32_t s = 0; s < chf->nspans; s++) {
+        unsigned cd = src[s];
+        if (cd <= 2) {
+            dst[s] = (uint16_t)cd;
+            continue;
         }
+        unsigned sum = cd;
+        for (int dir = 0; dir < 4; dir++) {
+            uint32_t a = nb_nei4(chf, s, dir);
+            if (a == NB_NONE) {
+                sum += cd * 2;
+                continue;
+            }
+            sum += src[a];
+            uint32_t b = nb_nei4(chf, a, (dir + 1) & 3);
+            sum += b != NB_NONE ? src[b] : cd;
+        }
+        dst[s] = (uint16_t)((sum + 5) / 9);
+    }
 }
 
 typedef struct nb_ws {
@@ -124,10 +112,8 @@ static nav_status nb_flood(nb_ws *ws, int x, int z, uint32_t s, unsigned lev, ui
         nb_cand c = ws->flood.v[--ws->flood.n];
         uint16_t other = 0;
         for (int dir = 0; dir < 4 && !other; dir++) {
-            if (nb_con(chf, c.s, dir) == NB_NOCON)
-                continue;
-            uint32_t a = nb_nei(chf, c.x, c.z, c.s, dir);
-            if (wk->area[a] != area)
+            uint32_t a = nb_nei4(chf, c.s, dir);
+            if (a == NB_NONE || wk->area[a] != area)
                 continue;
             uint16_t nr = wk->reg[a];
             if (nr & NB_BORDER_REG)
@@ -136,9 +122,8 @@ static nav_status nb_flood(nb_ws *ws, int x, int z, uint32_t s, unsigned lev, ui
                 other = nr;
                 break;
             }
-            int d2 = (dir + 1) & 3;
-            if (nb_con(chf, a, d2) != NB_NOCON) {
-                uint32_t b = nb_nei(chf, c.x + nb_dx[dir], c.z + nb_dz[dir], a, d2);
+            uint32_t b = nb_nei4(chf, a, (dir + 1) & 3);
+            if (b != NB_NONE) {
                 if (wk->area[b] == area) {
                     uint16_t nr2 = wk->reg[b];
                     if (nr2 && nr2 != r && !(nr2 & NB_BORDER_REG))
@@ -152,10 +137,8 @@ static nav_status nb_flood(nb_ws *ws, int x, int z, uint32_t s, unsigned lev, ui
         }
         count++;
         for (int dir = 0; dir < 4; dir++) {
-            if (nb_con(chf, c.s, dir) == NB_NOCON)
-                continue;
-            uint32_t a = nb_nei(chf, c.x, c.z, c.s, dir);
-            if (wk->area[a] != area || wk->reg[a] != 0 || ws->dist[a] < lev)
+            uint32_t a = nb_nei4(chf, c.s, dir);
+            if (a == NB_NONE || wk->area[a] != area || wk->reg[a] != 0 || ws->dist[a] < lev)
                 continue;
             wk->reg[a] = r;
             ws->gdist[a] = 0;
@@ -188,10 +171,8 @@ static void nb_expand(nb_ws *ws, nb_stack *cand, int max_iter) {
             uint16_t r = 0;
             unsigned best = 0xffff;
             for (int dir = 0; dir < 4; dir++) {
-                if (nb_con(chf, c.s, dir) == NB_NOCON)
-                    continue;
-                uint32_t a = nb_nei(chf, c.x, c.z, c.s, dir);
-                if (wk->area[a] != wk->area[c.s])
+                uint32_t a = nb_nei4(chf, c.s, dir);
+                if (a == NB_NONE || wk->area[a] != wk->area[c.s])
                     continue;
                 uint16_t nr = wk->reg[a];
                 if (nr && !(nr & NB_BORDER_REG) && (unsigned)ws->gdist[a] + 2 < best) {

@@ -147,7 +147,7 @@ static void nb_plan_fail(nb_plan *pl, int tile, nav_status st, const char *msg) 
 }
 
 static size_t nb_chf_bytes(const nb_chf *c) {
-    return ((size_t)c->w * c->h + 1) * 4 + (size_t)c->nspans * (2 + 1 + 4 + 1 + 2);
+    return ((size_t)c->w * c->h + 1) * 4 + (size_t)c->nspans * (2 + 1 + 4 + 1 + 2 + 16);
 }
 
 /* Regions, contours, polygons and detail for one profile on a shared chf. */
