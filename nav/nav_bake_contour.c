@@ -40,25 +40,23 @@ static bool nb_ivec_push4(nb_ivec *a, int x, int y, int z, int w) {
     return true;
 }
 
-static int nb_corner_height(const nb_work *wk, int x, int z, uint32_t s, int dir) {
+static int nb_corner_height(const nb_work *wk, uint32_t s, int dir) {
     const nb_chf *chf = wk->chf;
     int h = chf->y[s];
     int dp = (dir + 1) & 3;
-    if (nb_con(chf, s, dir) != NB_NOCON) {
-        uint32_t a = nb_nei(chf, x, z, s, dir);
+    uint32_t a = nb_nei4(chf, s, dir);
+    if (a != NB_NONE) {
         h = chf->y[a] > h ? chf->y[a] : h;
-        if (nb_con(chf, a, dp) != NB_NOCON) {
-            uint32_t b = nb_nei(chf, x + nb_dx[dir], z + nb_dz[dir], a, dp);
+        uint32_t b = nb_nei4(chf, a, dp);
+        if (b != NB_NONE)
             h = chf->y[b] > h ? chf->y[b] : h;
-        }
     }
-    if (nb_con(chf, s, dp) != NB_NOCON) {
-        uint32_t a = nb_nei(chf, x, z, s, dp);
+    a = nb_nei4(chf, s, dp);
+    if (a != NB_NONE) {
         h = chf->y[a] > h ? chf->y[a] : h;
-        if (nb_con(chf, a, dir) != NB_NOCON) {
-            uint32_t b = nb_nei(chf, x + nb_dx[dp], z + nb_dz[dp], a, dir);
+        uint32_t b = nb_nei4(chf, a, dir);
+        if (b != NB_NONE)
             h = chf->y[b] > h ? chf->y[b] : h;
-        }
     }
     return h;
 }
@@ -76,7 +74,7 @@ static nav_status nb_walk(const nb_work *wk, int x, int z, uint32_t s, uint8_t *
     for (int iter = 0; iter < 1 << 24; iter++) {
         if (flags[s] & (1 << dir)) {
             int px = x, pz = z;
-            int py = nb_corner_height(wk, x, z, s, dir);
+            int py = nb_corner_height(wk, s, dir);
             if (dir == 0)
                 pz++;
             else if (dir == 1) {
@@ -85,8 +83,8 @@ static nav_status nb_walk(const nb_work *wk, int x, int z, uint32_t s, uint8_t *
             } else if (dir == 2)
                 px++;
             int r = 0;
-            if (nb_con(chf, s, dir) != NB_NOCON) {
-                uint32_t a = nb_nei(chf, x, z, s, dir);
+            uint32_t a = nb_nei4(chf, s, dir);
+            if (a != NB_NONE) {
                 r = wk->reg[a];
                 if (wk->area[a] != area)
                     r |= NB_CV_AREA_EDGE;
@@ -96,9 +94,10 @@ static nav_status nb_walk(const nb_work *wk, int x, int z, uint32_t s, uint8_t *
             flags[s] &= (uint8_t) ~(1 << dir);
             dir = (dir + 1) & 3;
         } else {
-            if (nb_con(chf, s, dir) == NB_NOCON)
+            uint32_t a = nb_nei4(chf, s, dir);
+            if (a == NB_NONE)
                 return NAV_OK; /* cannot happen: a connected edge is never a boundary */
-            s = nb_nei(chf, x, z, s, dir);
+            s = a;
             x += nb_dx[dir];
             z += nb_dz[dir];
             dir = (dir + 3) & 3;
@@ -292,9 +291,11 @@ nav_status nb_contours(const nb_work *wk, float max_error, int max_edge_len, nb_
                 if (!r || (r & NB_BORDER_REG))
                     continue;
                 uint8_t same = 0;
-                for (int dir = 0; dir < 4; dir++)
-                    if (nb_con(chf, s, dir) != NB_NOCON && wk->reg[nb_nei(chf, x, z, s, dir)] == r)
+                for (int dir = 0; dir < 4; dir++) {
+                    uint32_t a = nb_nei4(chf, s, dir);
+                    if (a != NB_NONE && wk->reg[a] == r)
                         same |= (uint8_t)(1 << dir);
+                }
                 flags[s] = same ^ 0xf;
             }
         }

@@ -104,9 +104,8 @@ static nav_status nb_collect(nb_work *wk, nb_reginfo *ri) {
                             return NAV_E_NOMEM;
                     }
                 for (int dir = 0; dir < 4; dir++) {
-                    uint16_t o = 0;
-                    if (nb_con(chf, s, dir) != NB_NOCON)
-                        o = wk->reg[nb_nei(chf, x, z, s, dir)];
+                    uint32_t a = nb_nei4(chf, s, dir);
+                    uint16_t o = a != NB_NONE ? wk->reg[a] : 0;
                     if (!o)
                         g->wall = true;
                     else if (o & NB_BORDER_REG)
