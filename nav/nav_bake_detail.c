@@ -55,6 +55,7 @@ typedef struct nb_dctx {
     uint16_t reg;            /* the current polygon's region */
     uint32_t *patch, *queue; /* height patch: span per cell of the polygon's box */
     size_t patch_cap;
+    size_t qhead, qtail; /* the patch's breadth-first growth still to run */
     int px, pz, pw, ph;
     float pbmin[3], pbmax[3]; /* the polygon's box, for the patch built on first need */
     bool patch_ready;
@@ -91,6 +92,7 @@ static nav_status nb_patch(nb_dctx *d, const float *bmin, const float *bmax) {
     z0 = z0 < 0 ? 0 : z0;
     x1 = x1 >= chf->w ? chf->w - 1 : x1;
     z1 = z1 >= chf->h ? chf->h - 1 : z1;
+    d->qhead = d->qtail = 0;
     d->px = x0;
     d->pz = z0;
     d->pw = x1 - x0 + 1;
@@ -133,24 +135,41 @@ static nav_status nb_patch(nb_dctx *d, const float *bmin, const float *bmax) {
                 (z + 1 < d->ph && d->patch[pi + d->pw] == NB_NONE))
                 d->queue[tail++] = (uint32_t)pi;
         }
-    while (head < tail) {
-        uint32_t pi = d->queue[head++];
-        int x = (int)(pi % (uint32_t)d->pw) + x0, z = (int)(pi / (uint32_t)d->pw) + z0;
-        uint32_t sp = d->patch[pi];
+    d->qhead = head;
+    d->qtail = tail;
+    return NAV_OK;
+}
+
+/*
+ * The patch's span at cell pi (NB_NONE: no floor there). The growth runs
+ * only as far as this cell needs: a cell is written once, by the first
+ * queued cell that reaches it, so stopping the FIFO early and resuming it
+ * later gives every cell the span the whole growth would, while the
+ * samples (a few cells around the region) rarely need more than the first
+ * rings of a box of thousands of cells.
+ */
+static uint32_t nb_patch_at(nb_dctx *d, size_t pi) {
+    const nb_chf *chf = d->wk->chf;
+    const int pw = d->pw, ph = d->ph;
+    while (d->patch[pi] == NB_NONE && d->qhead < d->qtail) {
+        uint32_t qi = d->queue[d->qhead++];
+        int x = (int)(qi % (uint32_t)pw), z = (int)(qi / (uint32_t)pw);
+        uint32_t sp = d->patch[qi];
         for (int dir = 0; dir < 4; dir++) {
-            if (nb_con(chf, sp, dir) == NB_NOCON)
+            uint32_t a = nb_nei4(chf, sp, dir);
+            if (a == NB_NONE)
                 continue;
             int nx = x + nb_dx[dir], nz = z + nb_dz[dir];
-            if (nx < x0 || nz < z0 || nx > x1 || nz > z1)
+            if (nx < 0 || nz < 0 || nx >= pw || nz >= ph)
                 continue;
-            size_t ni = (size_t)(nx - x0) + (size_t)(nz - z0) * d->pw;
+            size_t ni = (size_t)nx + (size_t)nz * (size_t)pw;
             if (d->patch[ni] != NB_NONE)
                 continue;
-            d->patch[ni] = nb_nei(chf, x, z, sp, dir);
-            d->queue[tail++] = (uint32_t)ni;
+            d->patch[ni] = a;
+            d->queue[d->qtail++] = (uint32_t)ni;
         }
     }
-    return NAV_OK;
+    return d->patch[pi];
 }
 
 /* Height of the polygon's floor under (x, z) from the patch; false when
@@ -179,7 +198,7 @@ static bool nb_sample_height(nb_dctx *d, float x, float z, float *y) {
     int cx = gx - d->px, cz = gz - d->pz;
     if (cx < 0 || cz < 0 || cx >= d->pw || cz >= d->ph)
         return false;
-    uint32_t sp = d->patch[(size_t)cx + (size_t)cz * d->pw];
+    uint32_t sp = nb_patch_at(d, (size_t)cx + (size_t)cz * d->pw);
     if (sp == NB_NONE)
         return false;
     *y = d->bmin[1] + (float)chf->y[sp] * d->ch;
