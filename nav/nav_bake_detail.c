@@ -66,6 +66,11 @@ typedef struct nb_dctx {
     int npts;
     int tris[NB_DMAX_TRIS][3];
     int ntris;
+    /* the hull triangles' boxes, widened so that a point outside one is
+       outside the triangle (nb_tri_boxes); lo > hi: no box, test fully */
+    struct {
+        double lox, hix, loz, hiz;
+    } tbox[NB_DMAX_TRIS];
     struct {
         float p[3];
         int tri; /* containing triangle, -1: inserted or unusable */
@@ -374,6 +379,54 @@ static bool nb_tri_height(const nb_dctx *d, int t, float x, float z, float *y) {
     return true;
 }
 
+/*
+ * Boxes of the current triangles for nb_locate's quick rejection. A point
+ * nb_tri_height accepts has every barycentric >= -1e-5, so it lies within
+ * 2e-5 of the triangle's extent outside its box; the box is widened by
+ * 1e-3 of the extent, far beyond that. The barycentrics are computed in
+ * double from floats: their error is below 1e-15 of the squared extent
+ * (points and triangle inside the polygon's box, `span`) over twice the
+ * area, so triangles thinner than 1e-9 of span squared get no box and are
+ * tested fully, as before. Only rejections are decided here.
+ */
+static void nb_tri_boxes(nb_dctx *d, double span) {
+    for (int t = 0; t < d->ntris; t++) {
+        const float *a = d->pts[d->tris[t][0]].p, *b = d->pts[d->tris[t][1]].p,
+                    *c = d->pts[d->tris[t][2]].p;
+        double det = nb_ftri2(a, b, c);
+        double lox = fmin(a[0], fmin(b[0], c[0])), hix = fmax(a[0], fmax(b[0], c[0]));
+        double loz = fmin(a[2], fmin(b[2], c[2])), hiz = fmax(a[2], fmax(b[2], c[2]));
+        if (fabs(det) < 1e-9 * span * span) {
+            d->tbox[t].lox = d->tbox[t].loz = INFINITY;
+            d->tbox[t].hix = d->tbox[t].hiz = -INFINITY;
+            continue;
+        }
+        double mx = (hix - lox) * 1e-3, mz = (hiz - loz) * 1e-3;
+        d->tbox[t].lox = lox - mx;
+        d->tbox[t].hix = hix + mx;
+        d->tbox[t].loz = loz - mz;
+        d->tbox[t].hiz = hiz + mz;
+    }
+}
+
+/* nb_locate over all triangles, skipping those whose box (nb_tri_boxes)
+   misses the sample. */
+static void nb_locate_boxed(nb_dctx *d, int i) {
+    const double x = d->samp[i].p[0], z = d->samp[i].p[2];
+    d->samp[i].tri = -1;
+    for (int t = 0; t < d->ntris; t++) {
+        if (d->tbox[t].lox <= d->tbox[t].hix &&
+            (x < d->tbox[t].lox || x > d->tbox[t].hix || z < d->tbox[t].loz || z > d->tbox[t].hiz))
+            continue;
+        float y;
+        if (nb_tri_height(d, t, d->samp[i].p[0], d->samp[i].p[2], &y)) {
+            d->samp[i].tri = t;
+            d->samp[i].err = fabsf(y - d->samp[i].p[1]);
+            return;
+        }
+    }
+}
+
 /* Re-evaluates which of triangles [t0, t1) holds sample i, and its error. */
 static void nb_locate(nb_dctx *d, int i, int t0, int t1) {
     d->samp[i].tri = -1;
@@ -391,6 +444,7 @@ static void nb_interior(nb_dctx *d, const float *bmin, const float *bmax, uint16
     d->nsamp = 0;
     if (d->sample_dist <= 0)
         return;
+    nb_tri_boxes(d, ((double)bmax[0] - bmin[0]) + ((double)bmax[2] - bmin[2]));
     for (float z = bmin[2] + d->sample_dist * 0.5f; z < bmax[2]; z += d->sample_dist)
         for (float x = bmin[0] + d->sample_dist * 0.5f; x < bmax[0]; x += d->sample_dist) {
             if (d->nsamp >= NB_DMAX_SAMPLES)
@@ -398,7 +452,7 @@ static void nb_interior(nb_dctx *d, const float *bmin, const float *bmax, uint16
             int i = d->nsamp;
             d->samp[i].p[0] = x;
             d->samp[i].p[2] = z;
-            nb_locate(d, i, 0, d->ntris);
+            nb_locate_boxed(d, i);
             if (d->samp[i].tri < 0)
                 continue;
             /* keep samples away from the outline: edges are handled there */
