@@ -94,8 +94,9 @@ static double nb_now_ms(void) {
 }
 
 /* Bytes per span a profile's stages hold at most: areas, regions, two
-   distance fields, growth distances, the sweep's sorted list and scratch. */
-#define NB_PROFILE_SPAN_BYTES (1 + 2 + 2 * 2 + 2 + 12 + 8)
+   distance fields, growth distances, the sweep's sorted list (span indices)
+   and scratch. */
+#define NB_PROFILE_SPAN_BYTES (1 + 2 + 2 * 2 + 2 + 4 + 8)
 
 /* ---- one bake's plan ---- */
 typedef struct nb_group {
