@@ -283,64 +283,63 @@ nav_status nb_contours(const nb_work *wk, float max_error, int max_edge_len, nb_
     nav_status st = NAV_OK;
     if (!flags)
         return NAV_E_NOMEM;
-    for (int z = 0; z < chf->h; z++)
-        for (int x = 0; x < chf->w; x++) {
-            int c = x + z * chf->w;
-            for (uint32_t s = chf->first[c]; s < chf->first[c + 1]; s++) {
-                uint16_t r = wk->reg[s];
-                if (!r || (r & NB_BORDER_REG))
-                    continue;
-                uint8_t same = 0;
-                for (int dir = 0; dir < 4; dir++) {
-                    uint32_t a = nb_nei4(chf, s, dir);
-                    if (a != NB_NONE && wk->reg[a] == r)
-                        same |= (uint8_t)(1 << dir);
-                }
-                flags[s] = same ^ 0xf;
-            }
+    for (uint32_t s = 0; s < chf->nspans; s++) {
+        uint16_t r = wk->reg[s];
+        if (!r || (r & NB_BORDER_REG))
+            continue;
+        uint8_t same = 0;
+        for (int dir = 0; dir < 4; dir++) {
+            uint32_t a = nb_nei4(chf, s, dir);
+            if (a != NB_NONE && wk->reg[a] == r)
+                same |= (uint8_t)(1 << dir);
         }
+        flags[s] = same ^ 0xf;
+    }
     for (int z = 0; z < chf->h; z++) {
         if (nb_cancelled(ctx)) {
             st = NAV_E_CANCELLED;
             goto out;
         }
-        for (int x = 0; x < chf->w; x++) {
-            int c = x + z * chf->w;
-            for (uint32_t s = chf->first[c]; s < chf->first[c + 1]; s++) {
-                if (flags[s] == 0 || flags[s] == 0xf) {
-                    flags[s] = 0;
-                    continue;
-                }
-                raw.n = 0;
-                st = nb_walk(wk, x, z, s, flags, &raw);
-                if (st != NAV_OK)
-                    goto out;
-                st = nb_simplify(&raw, &sv, max_error, max_edge_len);
-                if (st != NAV_OK)
-                    goto out;
-                if (sv.n / 4 < 3)
-                    continue;
-                if (out->n == cap) {
-                    cap = cap ? cap * 2 : 64;
-                    nb_contour *nc = realloc(out->c, (size_t)cap * sizeof *nc);
-                    if (!nc) {
-                        st = NAV_E_NOMEM;
-                        goto out;
-                    }
-                    out->c = nc;
-                }
-                nb_contour *ct = &out->c[out->n];
-                ct->v = malloc((size_t)sv.n * sizeof(int));
-                if (!ct->v) {
+        /* the row's spans in scan order; the cell is found only for the
+           few that start a walk */
+        const uint32_t *row = &chf->first[z * chf->w];
+        int x = 0;
+        for (uint32_t s = row[0]; s < row[chf->w]; s++) {
+            if (flags[s] == 0 || flags[s] == 0xf) {
+                flags[s] = 0;
+                continue;
+            }
+            while (row[x + 1] <= s)
+                x++;
+            raw.n = 0;
+            st = nb_walk(wk, x, z, s, flags, &raw);
+            if (st != NAV_OK)
+                goto out;
+            st = nb_simplify(&raw, &sv, max_error, max_edge_len);
+            if (st != NAV_OK)
+                goto out;
+            if (sv.n / 4 < 3)
+                continue;
+            if (out->n == cap) {
+                cap = cap ? cap * 2 : 64;
+                nb_contour *nc = realloc(out->c, (size_t)cap * sizeof *nc);
+                if (!nc) {
                     st = NAV_E_NOMEM;
                     goto out;
                 }
-                memcpy(ct->v, sv.v, (size_t)sv.n * sizeof(int));
-                ct->nv = sv.n / 4;
-                ct->reg = wk->reg[s];
-                ct->area = wk->area[s];
-                out->n++;
+                out->c = nc;
             }
+            nb_contour *ct = &out->c[out->n];
+            ct->v = malloc((size_t)sv.n * sizeof(int));
+            if (!ct->v) {
+                st = NAV_E_NOMEM;
+                goto out;
+            }
+            memcpy(ct->v, sv.v, (size_t)sv.n * sizeof(int));
+            ct->nv = sv.n / 4;
+            ct->reg = wk->reg[s];
+            ct->area = wk->area[s];
+            out->n++;
         }
     }
     st = nb_holes_merge(out);

@@ -51,6 +51,13 @@ static bool nb_push(nb_stack *st, uint32_t s) {
 static uint16_t nb_distance_field(const nb_work *wk, uint16_t *d) {
     const nb_chf *chf = wk->chf;
     for (uint32_t s = 0; s < chf->nspans; s++) {
+        /* unwalkable spans are seeds too: the walkable spans next to them
+           are seeds already, so this changes no walkable span's distance
+           (the only ones the sweep reads) and spares their sweeps */
+        if (wk->area[s] == NB_AREA_NULL) {
+            d[s] = 0;
+            continue;
+        }
         uint16_t v = 0xffff;
         for (int dir = 0; dir < 4; dir++) {
             uint32_t a = nb_nei4(chf, s, dir);

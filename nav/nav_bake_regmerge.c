@@ -79,46 +79,46 @@ void nb_paint_border(nb_work *wk, uint16_t *id) {
 static nav_status nb_collect(nb_work *wk, nb_reginfo *ri) {
     const nb_chf *chf = wk->chf;
     uint16_t last_nei = 0, last_reg = 0;
-    for (int z = 0; z < chf->h; z++)
-        for (int x = 0; x < chf->w; x++) {
-            int c = x + z * chf->w;
-            for (uint32_t s = chf->first[c]; s < chf->first[c + 1]; s++) {
-                uint16_t r = wk->reg[s];
-                if (!r || (r & NB_BORDER_REG))
+    /* spans in scan order; c follows the cell only for the layered test */
+    int c = 0;
+    for (uint32_t s = 0; s < chf->nspans; s++) {
+        uint16_t r = wk->reg[s];
+        if (!r || (r & NB_BORDER_REG))
+            continue;
+        while (chf->first[c + 1] <= s)
+            c++;
+        nb_reginfo *g = &ri[r];
+        if (r != last_reg) {
+            last_reg = r;
+            last_nei = 0;
+        }
+        g->count++;
+        g->area = wk->area[s];
+        if (chf->first[c + 1] - chf->first[c] > 1)
+            for (uint32_t t = chf->first[c]; t < chf->first[c + 1]; t++) {
+                uint16_t o = wk->reg[t];
+                if (t == s || !o || (o & NB_BORDER_REG))
                     continue;
-                nb_reginfo *g = &ri[r];
-                if (r != last_reg) {
-                    last_reg = r;
-                    last_nei = 0;
-                }
-                g->count++;
-                g->area = wk->area[s];
-                if (chf->first[c + 1] - chf->first[c] > 1)
-                    for (uint32_t t = chf->first[c]; t < chf->first[c + 1]; t++) {
-                        uint16_t o = wk->reg[t];
-                        if (t == s || !o || (o & NB_BORDER_REG))
-                            continue;
-                        if (o == r)
-                            g->self_over = true;
-                        else if (!nb_u16v_add_unique(&g->floors, o))
-                            return NAV_E_NOMEM;
-                    }
-                for (int dir = 0; dir < 4; dir++) {
-                    uint32_t a = nb_nei4(chf, s, dir);
-                    uint16_t o = a != NB_NONE ? wk->reg[a] : 0;
-                    if (!o)
-                        g->wall = true;
-                    else if (o & NB_BORDER_REG)
-                        g->border = true;
-                    else if (o != r && o != last_nei) {
-                        /* runs of the same neighbour are common: skip the scan */
-                        if (!nb_u16v_add_unique(&g->nei, o))
-                            return NAV_E_NOMEM;
-                        last_nei = o;
-                    }
-                }
+                if (o == r)
+                    g->self_over = true;
+                else if (!nb_u16v_add_unique(&g->floors, o))
+                    return NAV_E_NOMEM;
+            }
+        for (int dir = 0; dir < 4; dir++) {
+            uint32_t a = nb_nei4(chf, s, dir);
+            uint16_t o = a != NB_NONE ? wk->reg[a] : 0;
+            if (!o)
+                g->wall = true;
+            else if (o & NB_BORDER_REG)
+                g->border = true;
+            else if (o != r && o != last_nei) {
+                /* runs of the same neighbour are common: skip the scan */
+                if (!nb_u16v_add_unique(&g->nei, o))
+                    return NAV_E_NOMEM;
+                last_nei = o;
             }
         }
+    }
     for (uint32_t r = 0; r < wk->nregs; r++)
         ri[r].into = (uint16_t)r;
     return NAV_OK;
