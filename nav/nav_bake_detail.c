@@ -118,16 +118,21 @@ static nav_status nb_patch(nb_dctx *d, const float *bmin, const float *bmax) {
     }
     memset(d->patch, 0xff, n * sizeof *d->patch);
     size_t head = 0, tail = 0;
-    for (int z = z0; z <= z1; z++)
-        for (int x = x0; x <= x1; x++) {
-            int c = x + z * chf->w;
-            for (uint32_t sp = chf->first[c]; sp < chf->first[c + 1]; sp++)
-                if (d->wk->reg[sp] == d->reg) {
-                    size_t pi = (size_t)(x - x0) + (size_t)(z - z0) * d->pw;
-                    d->patch[pi] = sp;
-                    break;
-                }
+    /* each row's spans in one run; a cell keeps its lowest span of the
+       region */
+    for (int z = z0; z <= z1; z++) {
+        const uint32_t *row = &chf->first[z * chf->w];
+        int x = x0;
+        for (uint32_t sp = row[x0]; sp < row[x1 + 1]; sp++) {
+            if (d->wk->reg[sp] != d->reg)
+                continue;
+            while (row[x + 1] <= sp)
+                x++;
+            size_t pi = (size_t)(x - x0) + (size_t)(z - z0) * d->pw;
+            if (d->patch[pi] == NB_NONE)
+                d->patch[pi] = sp;
         }
+    }
     /* grow only from seeds next to an empty cell (most seeds are inside) */
     for (int z = 0; z < d->ph; z++)
         for (int x = 0; x < d->pw; x++) {
@@ -256,7 +261,8 @@ static bool nb_solid(const float *a, const float *b, const float *c) {
     const float *p[3] = {a, b, c};
     for (int i = 0; i < 3; i++) {
         double dx = (double)p[(i + 1) % 3][0] - p[i][0], dz = (double)p[(i + 1) % 3][2] - p[i][2];
-        l = fmax(l, dx * dx + dz * dz);
+        double e = dx * dx + dz * dz;
+        l = e > l ? e : l; /* finite: fmax without the call */
     }
     return -t > 1e-5 * l;
 }
