@@ -184,6 +184,8 @@ uint16_t nb_chamfer(const nb_chf *chf, uint16_t *d) {
             d[t] = (uint16_t)v_;                                                                   \
     } while (0)
     for (uint32_t s = 0; s < n; s++) {
+        if (d[s] == 0)
+            continue; /* a seed: nothing is nearer */
         const uint32_t *ns = &nei[(size_t)s * 4];
         if (ns[0] != NB_NONE) {
             uint32_t a = ns[0], b = nei[(size_t)a * 4 + 3];
@@ -200,6 +202,8 @@ uint16_t nb_chamfer(const nb_chf *chf, uint16_t *d) {
     }
     uint16_t maxd = 0;
     for (uint32_t s = n; s-- > 0;) {
+        if (d[s] == 0)
+            continue;
         const uint32_t *ns = &nei[(size_t)s * 4];
         if (ns[2] != NB_NONE) {
             uint32_t a = ns[2], b = nei[(size_t)a * 4 + 1];

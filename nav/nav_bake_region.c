@@ -183,11 +183,15 @@ static void nb_expand(nb_ws *ws, nb_stack *cand, int max_iter) {
             uint16_t r = 0;
             unsigned best = 0xffff;
             for (int dir = 0; dir < 4; dir++) {
+                /* most neighbours of a candidate are unclaimed: test that
+                   first */
                 uint32_t a = nb_nei4(chf, c, dir);
-                if (a == NB_NONE || wk->area[a] != wk->area[c])
+                if (a == NB_NONE)
                     continue;
                 uint16_t nr = wk->reg[a];
-                if (nr && !(nr & NB_BORDER_REG) && (unsigned)ws->gdist[a] + 2 < best) {
+                if (!nr || (nr & NB_BORDER_REG) || wk->area[a] != wk->area[c])
+                    continue;
+                if ((unsigned)ws->gdist[a] + 2 < best) {
                     r = nr;
                     best = ws->gdist[a] + 2u;
                 }
