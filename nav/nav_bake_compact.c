@@ -23,6 +23,7 @@ void nb_chf_free(nb_chf *chf) {
     free(chf->con);
     free(chf->area);
     free(chf->edist);
+    free(chf->nei);
     memset(chf, 0, sizeof *chf);
 }
 
@@ -172,54 +173,76 @@ void nb_mark_volumes(const nb_chf *chf, uint8_t *area, const nav_bake_volume *vo
  * region distance, which differ only in their seeds.
  */
 uint16_t nb_chamfer(const nb_chf *chf, uint16_t *d) {
-    const int w = chf->w, h = chf->h;
+    /* spans are stored cell by cell in scan order, so ascending span index
+       is the forward sweep (x, then z) and descending the backward one */
+    const uint32_t *nei = chf->nei;
+    const uint32_t n = chf->nspans;
 #define NB_RELAX(t, val)                                                                           \
     do {                                                                                           \
         unsigned v_ = (val);                                                                       \
         if (v_ < d[t])                                                                             \
             d[t] = (uint16_t)v_;                                                                   \
     } while (0)
-    for (int z = 0; z < h; z++)
-        for (int x = 0; x < w; x++) {
-            int c = x + z * w;
-            for (uint32_t s = chf->first[c]; s < chf->first[c + 1]; s++) {
-                if (nb_con(chf, s, 0) != NB_NOCON) {
-                    uint32_t a = nb_nei(chf, x, z, s, 0);
-                    NB_RELAX(s, d[a] + 2u);
-                    if (nb_con(chf, a, 3) != NB_NOCON)
-                        NB_RELAX(s, d[nb_nei(chf, x - 1, z, a, 3)] + 3u);
-                }
-                if (nb_con(chf, s, 3) != NB_NOCON) {
-                    uint32_t a = nb_nei(chf, x, z, s, 3);
-                    NB_RELAX(s, d[a] + 2u);
-                    if (nb_con(chf, a, 2) != NB_NOCON)
-                        NB_RELAX(s, d[nb_nei(chf, x, z - 1, a, 2)] + 3u);
-                }
-            }
+    for (uint32_t s = 0; s < n; s++) {
+        if (d[s] == 0)
+            continue; /* a seed: nothing is nearer */
+        const uint32_t *ns = &nei[(size_t)s * 4];
+        if (ns[0] != NB_NONE) {
+            uint32_t a = ns[0], b = nei[(size_t)a * 4 + 3];
+            NB_RELAX(s, d[a] + 2u);
+            if (b != NB_NONE)
+                NB_RELAX(s, d[b] + 3u);
         }
+        if (ns[3] != NB_NONE) {
+            uint32_t a = ns[3], b = nei[(size_t)a * 4 + 2];
+            NB_RELAX(s, d[a] + 2u);
+            if (b != NB_NONE)
+                NB_RELAX(s, d[b] + 3u);
+        }
+    }
     uint16_t maxd = 0;
-    for (int z = h - 1; z >= 0; z--)
-        for (int x = w - 1; x >= 0; x--) {
-            int c = x + z * w;
-            for (uint32_t s = chf->first[c]; s < chf->first[c + 1]; s++) {
-                if (nb_con(chf, s, 2) != NB_NOCON) {
-                    uint32_t a = nb_nei(chf, x, z, s, 2);
-                    NB_RELAX(s, d[a] + 2u);
-                    if (nb_con(chf, a, 1) != NB_NOCON)
-                        NB_RELAX(s, d[nb_nei(chf, x + 1, z, a, 1)] + 3u);
-                }
-                if (nb_con(chf, s, 1) != NB_NOCON) {
-                    uint32_t a = nb_nei(chf, x, z, s, 1);
-                    NB_RELAX(s, d[a] + 2u);
-                    if (nb_con(chf, a, 0) != NB_NOCON)
-                        NB_RELAX(s, d[nb_nei(chf, x, z + 1, a, 0)] + 3u);
-                }
-                if (d[s] > maxd)
-                    maxd = d[s];
-            }
+    for (uint32_t s = n; s-- > 0;) {
+        if (d[s] == 0)
+            continue;
+        const uint32_t *ns = &nei[(size_t)s * 4];
+        if (ns[2] != NB_NONE) {
+            uint32_t a = ns[2], b = nei[(size_t)a * 4 + 1];
+            NB_RELAX(s, d[a] + 2u);
+            if (b != NB_NONE)
+                NB_RELAX(s, d[b] + 3u);
         }
+        if (ns[1] != NB_NONE) {
+            uint32_t a = ns[1], b = nei[(size_t)a * 4];
+            NB_RELAX(s, d[a] + 2u);
+            if (b != NB_NONE)
+                NB_RELAX(s, d[b] + 3u);
+        }
+        if (d[s] > maxd)
+            maxd = d[s];
+    }
 #undef NB_RELAX
     return maxd;
+}
+
+/* Every span's four neighbours as span indices: the per-span sweeps of
+   every profile (distance field, blur, chamfer, growth) then read one
+   number instead of decoding the connection and the neighbour cell's
+   first span each time. */
+static nav_status nb_chf_neighbours(nb_chf *chf) {
+    uint32_t *nei = malloc(((size_t)chf->nspans + 1) * 4 * sizeof *nei);
+    if (!nei)
+        return NAV_E_NOMEM;
+    for (int z = 0; z < chf->h; z++)
+        for (int x = 0; x < chf->w; x++) {
+            int c = x + z * chf->w;
+            for (uint32_t s = chf->first[c]; s < chf->first[c + 1]; s++)
+                for (int dir = 0; dir < 4; dir++)
+                    nei[(size_t)s * 4 + (size_t)dir] =
+                        nb_con(chf, s, dir) == NB_NOCON ? NB_NONE : nb_nei(chf, x, z, s, dir);
+        }
+    free(chf->nei);
+    chf->nei = nei;
+    return NAV_OK;
 }
 
 /*
@@ -230,29 +253,27 @@ uint16_t nb_chamfer(const nb_chf *chf, uint16_t *d) {
  * each profile erodes by thresholding it.
  */
 nav_status nb_edge_distance(nb_chf *chf) {
-    const int w = chf->w, h = chf->h;
+    nav_status st = nb_chf_neighbours(chf);
+    if (st != NAV_OK)
+        return st;
     uint16_t *dist = malloc((chf->nspans + 1) * sizeof *dist);
     if (!dist)
         return NAV_E_NOMEM;
-    for (int z = 0; z < h; z++)
-        for (int x = 0; x < w; x++) {
-            int c = x + z * w;
-            for (uint32_t s = chf->first[c]; s < chf->first[c + 1]; s++) {
-                uint16_t d = 0xffff;
-                if (chf->area[s] == NB_AREA_NULL) {
+    for (uint32_t s = 0; s < chf->nspans; s++) {
+        uint16_t d = 0xffff;
+        if (chf->area[s] == NB_AREA_NULL) {
+            d = 0;
+        } else {
+            for (int dir = 0; dir < 4; dir++) {
+                uint32_t a = nb_nei4(chf, s, dir);
+                if (a == NB_NONE || chf->area[a] == NB_AREA_NULL) {
                     d = 0;
-                } else {
-                    for (int dir = 0; dir < 4; dir++) {
-                        if (nb_con(chf, s, dir) == NB_NOCON ||
-                            chf->area[nb_nei(chf, x, z, s, dir)] == NB_AREA_NULL) {
-                            d = 0;
-                            break;
-                        }
-                    }
+                    break;
                 }
-                dist[s] = d;
             }
         }
+        dist[s] = d;
+    }
     nb_chamfer(chf, dist);
     free(chf->edist);
     chf->edist = dist;

@@ -40,25 +40,23 @@ static bool nb_ivec_push4(nb_ivec *a, int x, int y, int z, int w) {
     return true;
 }
 
-static int nb_corner_height(const nb_work *wk, int x, int z, uint32_t s, int dir) {
+static int nb_corner_height(const nb_work *wk, uint32_t s, int dir) {
     const nb_chf *chf = wk->chf;
     int h = chf->y[s];
     int dp = (dir + 1) & 3;
-    if (nb_con(chf, s, dir) != NB_NOCON) {
-        uint32_t a = nb_nei(chf, x, z, s, dir);
+    uint32_t a = nb_nei4(chf, s, dir);
+    if (a != NB_NONE) {
         h = chf->y[a] > h ? chf->y[a] : h;
-        if (nb_con(chf, a, dp) != NB_NOCON) {
-            uint32_t b = nb_nei(chf, x + nb_dx[dir], z + nb_dz[dir], a, dp);
+        uint32_t b = nb_nei4(chf, a, dp);
+        if (b != NB_NONE)
             h = chf->y[b] > h ? chf->y[b] : h;
-        }
     }
-    if (nb_con(chf, s, dp) != NB_NOCON) {
-        uint32_t a = nb_nei(chf, x, z, s, dp);
+    a = nb_nei4(chf, s, dp);
+    if (a != NB_NONE) {
         h = chf->y[a] > h ? chf->y[a] : h;
-        if (nb_con(chf, a, dir) != NB_NOCON) {
-            uint32_t b = nb_nei(chf, x + nb_dx[dp], z + nb_dz[dp], a, dir);
+        uint32_t b = nb_nei4(chf, a, dir);
+        if (b != NB_NONE)
             h = chf->y[b] > h ? chf->y[b] : h;
-        }
     }
     return h;
 }
@@ -76,7 +74,7 @@ static nav_status nb_walk(const nb_work *wk, int x, int z, uint32_t s, uint8_t *
     for (int iter = 0; iter < 1 << 24; iter++) {
         if (flags[s] & (1 << dir)) {
             int px = x, pz = z;
-            int py = nb_corner_height(wk, x, z, s, dir);
+            int py = nb_corner_height(wk, s, dir);
             if (dir == 0)
                 pz++;
             else if (dir == 1) {
@@ -85,8 +83,8 @@ static nav_status nb_walk(const nb_work *wk, int x, int z, uint32_t s, uint8_t *
             } else if (dir == 2)
                 px++;
             int r = 0;
-            if (nb_con(chf, s, dir) != NB_NOCON) {
-                uint32_t a = nb_nei(chf, x, z, s, dir);
+            uint32_t a = nb_nei4(chf, s, dir);
+            if (a != NB_NONE) {
                 r = wk->reg[a];
                 if (wk->area[a] != area)
                     r |= NB_CV_AREA_EDGE;
@@ -96,9 +94,10 @@ static nav_status nb_walk(const nb_work *wk, int x, int z, uint32_t s, uint8_t *
             flags[s] &= (uint8_t) ~(1 << dir);
             dir = (dir + 1) & 3;
         } else {
-            if (nb_con(chf, s, dir) == NB_NOCON)
+            uint32_t a = nb_nei4(chf, s, dir);
+            if (a == NB_NONE)
                 return NAV_OK; /* cannot happen: a connected edge is never a boundary */
-            s = nb_nei(chf, x, z, s, dir);
+            s = a;
             x += nb_dx[dir];
             z += nb_dz[dir];
             dir = (dir + 3) & 3;
@@ -284,62 +283,63 @@ nav_status nb_contours(const nb_work *wk, float max_error, int max_edge_len, nb_
     nav_status st = NAV_OK;
     if (!flags)
         return NAV_E_NOMEM;
-    for (int z = 0; z < chf->h; z++)
-        for (int x = 0; x < chf->w; x++) {
-            int c = x + z * chf->w;
-            for (uint32_t s = chf->first[c]; s < chf->first[c + 1]; s++) {
-                uint16_t r = wk->reg[s];
-                if (!r || (r & NB_BORDER_REG))
-                    continue;
-                uint8_t same = 0;
-                for (int dir = 0; dir < 4; dir++)
-                    if (nb_con(chf, s, dir) != NB_NOCON && wk->reg[nb_nei(chf, x, z, s, dir)] == r)
-                        same |= (uint8_t)(1 << dir);
-                flags[s] = same ^ 0xf;
-            }
+    for (uint32_t s = 0; s < chf->nspans; s++) {
+        uint16_t r = wk->reg[s];
+        if (!r || (r & NB_BORDER_REG))
+            continue;
+        uint8_t same = 0;
+        for (int dir = 0; dir < 4; dir++) {
+            uint32_t a = nb_nei4(chf, s, dir);
+            if (a != NB_NONE && wk->reg[a] == r)
+                same |= (uint8_t)(1 << dir);
         }
+        flags[s] = same ^ 0xf;
+    }
     for (int z = 0; z < chf->h; z++) {
         if (nb_cancelled(ctx)) {
             st = NAV_E_CANCELLED;
             goto out;
         }
-        for (int x = 0; x < chf->w; x++) {
-            int c = x + z * chf->w;
-            for (uint32_t s = chf->first[c]; s < chf->first[c + 1]; s++) {
-                if (flags[s] == 0 || flags[s] == 0xf) {
-                    flags[s] = 0;
-                    continue;
-                }
-                raw.n = 0;
-                st = nb_walk(wk, x, z, s, flags, &raw);
-                if (st != NAV_OK)
-                    goto out;
-                st = nb_simplify(&raw, &sv, max_error, max_edge_len);
-                if (st != NAV_OK)
-                    goto out;
-                if (sv.n / 4 < 3)
-                    continue;
-                if (out->n == cap) {
-                    cap = cap ? cap * 2 : 64;
-                    nb_contour *nc = realloc(out->c, (size_t)cap * sizeof *nc);
-                    if (!nc) {
-                        st = NAV_E_NOMEM;
-                        goto out;
-                    }
-                    out->c = nc;
-                }
-                nb_contour *ct = &out->c[out->n];
-                ct->v = malloc((size_t)sv.n * sizeof(int));
-                if (!ct->v) {
+        /* the row's spans in scan order; the cell is found only for the
+           few that start a walk */
+        const uint32_t *row = &chf->first[z * chf->w];
+        int x = 0;
+        for (uint32_t s = row[0]; s < row[chf->w]; s++) {
+            if (flags[s] == 0 || flags[s] == 0xf) {
+                flags[s] = 0;
+                continue;
+            }
+            while (row[x + 1] <= s)
+                x++;
+            raw.n = 0;
+            st = nb_walk(wk, x, z, s, flags, &raw);
+            if (st != NAV_OK)
+                goto out;
+            st = nb_simplify(&raw, &sv, max_error, max_edge_len);
+            if (st != NAV_OK)
+                goto out;
+            if (sv.n / 4 < 3)
+                continue;
+            if (out->n == cap) {
+                cap = cap ? cap * 2 : 64;
+                nb_contour *nc = realloc(out->c, (size_t)cap * sizeof *nc);
+                if (!nc) {
                     st = NAV_E_NOMEM;
                     goto out;
                 }
-                memcpy(ct->v, sv.v, (size_t)sv.n * sizeof(int));
-                ct->nv = sv.n / 4;
-                ct->reg = wk->reg[s];
-                ct->area = wk->area[s];
-                out->n++;
+                out->c = nc;
             }
+            nb_contour *ct = &out->c[out->n];
+            ct->v = malloc((size_t)sv.n * sizeof(int));
+            if (!ct->v) {
+                st = NAV_E_NOMEM;
+                goto out;
+            }
+            memcpy(ct->v, sv.v, (size_t)sv.n * sizeof(int));
+            ct->nv = sv.n / 4;
+            ct->reg = wk->reg[s];
+            ct->area = wk->area[s];
+            out->n++;
         }
     }
     st = nb_holes_merge(out);

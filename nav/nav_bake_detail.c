@@ -55,6 +55,7 @@ typedef struct nb_dctx {
     uint16_t reg;            /* the current polygon's region */
     uint32_t *patch, *queue; /* height patch: span per cell of the polygon's box */
     size_t patch_cap;
+    size_t qhead, qtail; /* the patch's breadth-first growth still to run */
     int px, pz, pw, ph;
     float pbmin[3], pbmax[3]; /* the polygon's box, for the patch built on first need */
     bool patch_ready;
@@ -65,6 +66,11 @@ typedef struct nb_dctx {
     int npts;
     int tris[NB_DMAX_TRIS][3];
     int ntris;
+    /* the hull triangles' boxes, widened so that a point outside one is
+       outside the triangle (nb_tri_boxes); lo > hi: no box, test fully */
+    struct {
+        double lox, hix, loz, hiz;
+    } tbox[NB_DMAX_TRIS];
     struct {
         float p[3];
         int tri; /* containing triangle, -1: inserted or unusable */
@@ -91,6 +97,7 @@ static nav_status nb_patch(nb_dctx *d, const float *bmin, const float *bmax) {
     z0 = z0 < 0 ? 0 : z0;
     x1 = x1 >= chf->w ? chf->w - 1 : x1;
     z1 = z1 >= chf->h ? chf->h - 1 : z1;
+    d->qhead = d->qtail = 0;
     d->px = x0;
     d->pz = z0;
     d->pw = x1 - x0 + 1;
@@ -111,16 +118,21 @@ static nav_status nb_patch(nb_dctx *d, const float *bmin, const float *bmax) {
     }
     memset(d->patch, 0xff, n * sizeof *d->patch);
     size_t head = 0, tail = 0;
-    for (int z = z0; z <= z1; z++)
-        for (int x = x0; x <= x1; x++) {
-            int c = x + z * chf->w;
-            for (uint32_t sp = chf->first[c]; sp < chf->first[c + 1]; sp++)
-                if (d->wk->reg[sp] == d->reg) {
-                    size_t pi = (size_t)(x - x0) + (size_t)(z - z0) * d->pw;
-                    d->patch[pi] = sp;
-                    break;
-                }
+    /* each row's spans in one run; a cell keeps its lowest span of the
+       region */
+    for (int z = z0; z <= z1; z++) {
+        const uint32_t *row = &chf->first[z * chf->w];
+        int x = x0;
+        for (uint32_t sp = row[x0]; sp < row[x1 + 1]; sp++) {
+            if (d->wk->reg[sp] != d->reg)
+                continue;
+            while (row[x + 1] <= sp)
+                x++;
+            size_t pi = (size_t)(x - x0) + (size_t)(z - z0) * d->pw;
+            if (d->patch[pi] == NB_NONE)
+                d->patch[pi] = sp;
         }
+    }
     /* grow only from seeds next to an empty cell (most seeds are inside) */
     for (int z = 0; z < d->ph; z++)
         for (int x = 0; x < d->pw; x++) {
@@ -133,24 +145,41 @@ static nav_status nb_patch(nb_dctx *d, const float *bmin, const float *bmax) {
                 (z + 1 < d->ph && d->patch[pi + d->pw] == NB_NONE))
                 d->queue[tail++] = (uint32_t)pi;
         }
-    while (head < tail) {
-        uint32_t pi = d->queue[head++];
-        int x = (int)(pi % (uint32_t)d->pw) + x0, z = (int)(pi / (uint32_t)d->pw) + z0;
-        uint32_t sp = d->patch[pi];
+    d->qhead = head;
+    d->qtail = tail;
+    return NAV_OK;
+}
+
+/*
+ * The patch's span at cell pi (NB_NONE: no floor there). The growth runs
+ * only as far as this cell needs: a cell is written once, by the first
+ * queued cell that reaches it, so stopping the FIFO early and resuming it
+ * later gives every cell the span the whole growth would, while the
+ * samples (a few cells around the region) rarely need more than the first
+ * rings of a box of thousands of cells.
+ */
+static uint32_t nb_patch_at(nb_dctx *d, size_t pi) {
+    const nb_chf *chf = d->wk->chf;
+    const int pw = d->pw, ph = d->ph;
+    while (d->patch[pi] == NB_NONE && d->qhead < d->qtail) {
+        uint32_t qi = d->queue[d->qhead++];
+        int x = (int)(qi % (uint32_t)pw), z = (int)(qi / (uint32_t)pw);
+        uint32_t sp = d->patch[qi];
         for (int dir = 0; dir < 4; dir++) {
-            if (nb_con(chf, sp, dir) == NB_NOCON)
+            uint32_t a = nb_nei4(chf, sp, dir);
+            if (a == NB_NONE)
                 continue;
             int nx = x + nb_dx[dir], nz = z + nb_dz[dir];
-            if (nx < x0 || nz < z0 || nx > x1 || nz > z1)
+            if (nx < 0 || nz < 0 || nx >= pw || nz >= ph)
                 continue;
-            size_t ni = (size_t)(nx - x0) + (size_t)(nz - z0) * d->pw;
+            size_t ni = (size_t)nx + (size_t)nz * (size_t)pw;
             if (d->patch[ni] != NB_NONE)
                 continue;
-            d->patch[ni] = nb_nei(chf, x, z, sp, dir);
-            d->queue[tail++] = (uint32_t)ni;
+            d->patch[ni] = a;
+            d->queue[d->qtail++] = (uint32_t)ni;
         }
     }
-    return NAV_OK;
+    return d->patch[pi];
 }
 
 /* Height of the polygon's floor under (x, z) from the patch; false when
@@ -179,7 +208,7 @@ static bool nb_sample_height(nb_dctx *d, float x, float z, float *y) {
     int cx = gx - d->px, cz = gz - d->pz;
     if (cx < 0 || cz < 0 || cx >= d->pw || cz >= d->ph)
         return false;
-    uint32_t sp = d->patch[(size_t)cx + (size_t)cz * d->pw];
+    uint32_t sp = nb_patch_at(d, (size_t)cx + (size_t)cz * d->pw);
     if (sp == NB_NONE)
         return false;
     *y = d->bmin[1] + (float)chf->y[sp] * d->ch;
@@ -232,7 +261,8 @@ static bool nb_solid(const float *a, const float *b, const float *c) {
     const float *p[3] = {a, b, c};
     for (int i = 0; i < 3; i++) {
         double dx = (double)p[(i + 1) % 3][0] - p[i][0], dz = (double)p[(i + 1) % 3][2] - p[i][2];
-        l = fmax(l, dx * dx + dz * dz);
+        double e = dx * dx + dz * dz;
+        l = e > l ? e : l; /* finite: fmax without the call */
     }
     return -t > 1e-5 * l;
 }
@@ -355,6 +385,54 @@ static bool nb_tri_height(const nb_dctx *d, int t, float x, float z, float *y) {
     return true;
 }
 
+/*
+ * Boxes of the current triangles for nb_locate's quick rejection. A point
+ * nb_tri_height accepts has every barycentric >= -1e-5, so it lies within
+ * 2e-5 of the triangle's extent outside its box; the box is widened by
+ * 1e-3 of the extent, far beyond that. The barycentrics are computed in
+ * double from floats: their error is below 1e-15 of the squared extent
+ * (points and triangle inside the polygon's box, `span`) over twice the
+ * area, so triangles thinner than 1e-9 of span squared get no box and are
+ * tested fully, as before. Only rejections are decided here.
+ */
+static void nb_tri_boxes(nb_dctx *d, double span) {
+    for (int t = 0; t < d->ntris; t++) {
+        const float *a = d->pts[d->tris[t][0]].p, *b = d->pts[d->tris[t][1]].p,
+                    *c = d->pts[d->tris[t][2]].p;
+        double det = nb_ftri2(a, b, c);
+        double lox = fmin(a[0], fmin(b[0], c[0])), hix = fmax(a[0], fmax(b[0], c[0]));
+        double loz = fmin(a[2], fmin(b[2], c[2])), hiz = fmax(a[2], fmax(b[2], c[2]));
+        if (fabs(det) < 1e-9 * span * span) {
+            d->tbox[t].lox = d->tbox[t].loz = INFINITY;
+            d->tbox[t].hix = d->tbox[t].hiz = -INFINITY;
+            continue;
+        }
+        double mx = (hix - lox) * 1e-3, mz = (hiz - loz) * 1e-3;
+        d->tbox[t].lox = lox - mx;
+        d->tbox[t].hix = hix + mx;
+        d->tbox[t].loz = loz - mz;
+        d->tbox[t].hiz = hiz + mz;
+    }
+}
+
+/* nb_locate over all triangles, skipping those whose box (nb_tri_boxes)
+   misses the sample. */
+static void nb_locate_boxed(nb_dctx *d, int i) {
+    const double x = d->samp[i].p[0], z = d->samp[i].p[2];
+    d->samp[i].tri = -1;
+    for (int t = 0; t < d->ntris; t++) {
+        if (d->tbox[t].lox <= d->tbox[t].hix &&
+            (x < d->tbox[t].lox || x > d->tbox[t].hix || z < d->tbox[t].loz || z > d->tbox[t].hiz))
+            continue;
+        float y;
+        if (nb_tri_height(d, t, d->samp[i].p[0], d->samp[i].p[2], &y)) {
+            d->samp[i].tri = t;
+            d->samp[i].err = fabsf(y - d->samp[i].p[1]);
+            return;
+        }
+    }
+}
+
 /* Re-evaluates which of triangles [t0, t1) holds sample i, and its error. */
 static void nb_locate(nb_dctx *d, int i, int t0, int t1) {
     d->samp[i].tri = -1;
@@ -372,6 +450,7 @@ static void nb_interior(nb_dctx *d, const float *bmin, const float *bmax, uint16
     d->nsamp = 0;
     if (d->sample_dist <= 0)
         return;
+    nb_tri_boxes(d, ((double)bmax[0] - bmin[0]) + ((double)bmax[2] - bmin[2]));
     for (float z = bmin[2] + d->sample_dist * 0.5f; z < bmax[2]; z += d->sample_dist)
         for (float x = bmin[0] + d->sample_dist * 0.5f; x < bmax[0]; x += d->sample_dist) {
             if (d->nsamp >= NB_DMAX_SAMPLES)
@@ -379,7 +458,7 @@ static void nb_interior(nb_dctx *d, const float *bmin, const float *bmax, uint16
             int i = d->nsamp;
             d->samp[i].p[0] = x;
             d->samp[i].p[2] = z;
-            nb_locate(d, i, 0, d->ntris);
+            nb_locate_boxed(d, i);
             if (d->samp[i].tri < 0)
                 continue;
             /* keep samples away from the outline: edges are handled there */

@@ -90,6 +90,8 @@ typedef struct nb_chf {
     uint32_t *con;   /* 4 x 6 bits: layer index in the neighbour cell or NB_NOCON */
     uint8_t *area;   /* after filters, before volumes and erosion */
     uint16_t *edist; /* chamfer distance to the walkable area's edge (nb_edge_distance) */
+    uint32_t *nei;   /* 4 per span: the neighbour span in each direction or NB_NONE
+                        (nb_edge_distance, for the per-span sweeps of every profile) */
     int max_y;
 } nb_chf;
 
@@ -116,9 +118,15 @@ typedef struct nb_work {
     uint16_t nregs; /* region ids are 1..nregs-1 */
 } nb_work;
 
-/* The shared edge distance (chf->edist), once per heightfield. */
+/* The shared edge distance (chf->edist) and neighbour table (chf->nei),
+   once per heightfield. */
 nav_status nb_edge_distance(nb_chf *chf);
-/* Both sweeps of a chamfer distance transform over seeded d; the maximum. */
+/* The neighbour span of s in direction dir from chf->nei, or NB_NONE. */
+static inline uint32_t nb_nei4(const nb_chf *chf, uint32_t s, int dir) {
+    return chf->nei[(size_t)s * 4 + (size_t)dir];
+}
+/* Both sweeps of a chamfer distance transform over seeded d (needs
+   chf->nei); the maximum. */
 uint16_t nb_chamfer(const nb_chf *chf, uint16_t *d);
 /* This profile's areas: chf's, minus spans closer than radius (cells) to
    the edge. */

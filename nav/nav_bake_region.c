@@ -17,26 +17,32 @@
 
 #include "nav/nav_bake_internal.h"
 
-typedef struct nb_cand {
-    int32_t x, z;
-    uint32_t s; /* span, or NB_NONE once claimed */
-} nb_cand;
-
+/* A list of spans (NB_NONE: an entry claimed since). The neighbour table
+   makes a span's cell unnecessary. */
 typedef struct nb_stack {
-    nb_cand *v;
+    uint32_t *v;
     size_t n, cap;
 } nb_stack;
 
-static bool nb_push(nb_stack *st, int x, int z, uint32_t s) {
-    if (st->n == st->cap) {
-        size_t cap = st->cap ? st->cap * 2 : 1024;
-        nb_cand *v = realloc(st->v, cap * sizeof *v);
-        if (!v)
-            return false;
-        st->v = v;
-        st->cap = cap;
-    }
-    st->v[st->n++] = (nb_cand){x, z, s};
+/* Room for `more` entries past the end of st. */
+static bool nb_reserve(nb_stack *st, size_t more) {
+    if (st->n + more <= st->cap)
+        return true;
+    size_t cap = st->cap ? st->cap * 2 : 1024;
+    while (cap < st->n + more)
+        cap *= 2;
+    uint32_t *v = realloc(st->v, cap * sizeof *v);
+    if (!v)
+        return false;
+    st->v = v;
+    st->cap = cap;
+    return true;
+}
+
+static bool nb_push(nb_stack *st, uint32_t s) {
+    if (!nb_reserve(st, 1))
+        return false;
+    st->v[st->n++] = s;
     return true;
 }
 
@@ -44,54 +50,49 @@ static bool nb_push(nb_stack *st, int x, int z, uint32_t s) {
    misses a neighbour or borders another area; returns the maximum. */
 static uint16_t nb_distance_field(const nb_work *wk, uint16_t *d) {
     const nb_chf *chf = wk->chf;
-    const int w = chf->w, h = chf->h;
-    for (int z = 0; z < h; z++)
-        for (int x = 0; x < w; x++) {
-            int c = x + z * w;
-            for (uint32_t s = chf->first[c]; s < chf->first[c + 1]; s++) {
-                uint16_t v = 0xffff;
-                for (int dir = 0; dir < 4; dir++)
-                    if (nb_con(chf, s, dir) == NB_NOCON ||
-                        wk->area[nb_nei(chf, x, z, s, dir)] != wk->area[s]) {
-                        v = 0;
-                        break;
-                    }
-                d[s] = v;
+    for (uint32_t s = 0; s < chf->nspans; s++) {
+        /* unwalkable spans are seeds too: the walkable spans next to them
+           are seeds already, so this changes no walkable span's distance
+           (the only ones the sweep reads) and spares their sweeps */
+        if (wk->area[s] == NB_AREA_NULL) {
+            d[s] = 0;
+            continue;
+        }
+        uint16_t v = 0xffff;
+        for (int dir = 0; dir < 4; dir++) {
+            uint32_t a = nb_nei4(chf, s, dir);
+            if (a == NB_NONE || wk->area[a] != wk->area[s]) {
+                v = 0;
+                break;
             }
         }
+        d[s] = v;
+    }
     return nb_chamfer(chf, d);
 }
 
 /* 3x3 average of the distance field (missing neighbours count as the
    centre), leaving spans near the edge (<= 2) as they are. */
 static void nb_blur(const nb_chf *chf, const uint16_t *src, uint16_t *dst) {
-    const int w = chf->w, h = chf->h;
-    for (int z = 0; z < h; z++)
-        for (int x = 0; x < w; x++) {
-            int c = x + z * w;
-            for (uint32_t s = chf->first[c]; s < chf->first[c + 1]; s++) {
-                unsigned cd = src[s];
-                if (cd <= 2) {
-                    dst[s] = (uint16_t)cd;
-                    continue;
-                }
-                unsigned sum = cd;
-                for (int dir = 0; dir < 4; dir++) {
-                    if (nb_con(chf, s, dir) == NB_NOCON) {
-                        sum += cd * 2;
-                        continue;
-                    }
-                    uint32_t a = nb_nei(chf, x, z, s, dir);
-                    sum += src[a];
-                    int d2 = (dir + 1) & 3;
-                    if (nb_con(chf, a, d2) != NB_NOCON)
-                        sum += src[nb_nei(chf, x + nb_dx[dir], z + nb_dz[dir], a, d2)];
-                    else
-                        sum += cd;
-                }
-                dst[s] = (uint16_t)((sum + 5) / 9);
-            }
+    for (uint32_t s = 0; s < chf->nspans; s++) {
+        unsigned cd = src[s];
+        if (cd <= 2) {
+            dst[s] = (uint16_t)cd;
+            continue;
         }
+        unsigned sum = cd;
+        for (int dir = 0; dir < 4; dir++) {
+            uint32_t a = nb_nei4(chf, s, dir);
+            if (a == NB_NONE) {
+                sum += cd * 2;
+                continue;
+            }
+            sum += src[a];
+            uint32_t b = nb_nei4(chf, a, (dir + 1) & 3);
+            sum += b != NB_NONE ? src[b] : cd;
+        }
+        dst[s] = (uint16_t)((sum + 5) / 9);
+    }
 }
 
 typedef struct nb_ws {
@@ -109,25 +110,22 @@ typedef struct nb_ws {
  * another region so that regions never touch through a seed. Returns true
  * when at least one span was kept.
  */
-static nav_status nb_flood(nb_ws *ws, int x, int z, uint32_t s, unsigned lev, uint16_t r,
-                           bool *kept) {
+static nav_status nb_flood(nb_ws *ws, uint32_t s, unsigned lev, uint16_t r, bool *kept) {
     nb_work *wk = ws->wk;
     const nb_chf *chf = wk->chf;
     uint8_t area = wk->area[s];
     ws->flood.n = 0;
-    if (!nb_push(&ws->flood, x, z, s))
+    if (!nb_push(&ws->flood, s))
         return NAV_E_NOMEM;
     wk->reg[s] = r;
     ws->gdist[s] = 0;
     unsigned count = 0;
     while (ws->flood.n) {
-        nb_cand c = ws->flood.v[--ws->flood.n];
+        uint32_t c = ws->flood.v[--ws->flood.n];
         uint16_t other = 0;
         for (int dir = 0; dir < 4 && !other; dir++) {
-            if (nb_con(chf, c.s, dir) == NB_NOCON)
-                continue;
-            uint32_t a = nb_nei(chf, c.x, c.z, c.s, dir);
-            if (wk->area[a] != area)
+            uint32_t a = nb_nei4(chf, c, dir);
+            if (a == NB_NONE || wk->area[a] != area)
                 continue;
             uint16_t nr = wk->reg[a];
             if (nr & NB_BORDER_REG)
@@ -136,9 +134,8 @@ static nav_status nb_flood(nb_ws *ws, int x, int z, uint32_t s, unsigned lev, ui
                 other = nr;
                 break;
             }
-            int d2 = (dir + 1) & 3;
-            if (nb_con(chf, a, d2) != NB_NOCON) {
-                uint32_t b = nb_nei(chf, c.x + nb_dx[dir], c.z + nb_dz[dir], a, d2);
+            uint32_t b = nb_nei4(chf, a, (dir + 1) & 3);
+            if (b != NB_NONE) {
                 if (wk->area[b] == area) {
                     uint16_t nr2 = wk->reg[b];
                     if (nr2 && nr2 != r && !(nr2 & NB_BORDER_REG))
@@ -147,19 +144,17 @@ static nav_status nb_flood(nb_ws *ws, int x, int z, uint32_t s, unsigned lev, ui
             }
         }
         if (other) {
-            wk->reg[c.s] = 0;
+            wk->reg[c] = 0;
             continue;
         }
         count++;
         for (int dir = 0; dir < 4; dir++) {
-            if (nb_con(chf, c.s, dir) == NB_NOCON)
-                continue;
-            uint32_t a = nb_nei(chf, c.x, c.z, c.s, dir);
-            if (wk->area[a] != area || wk->reg[a] != 0 || ws->dist[a] < lev)
+            uint32_t a = nb_nei4(chf, c, dir);
+            if (a == NB_NONE || wk->area[a] != area || wk->reg[a] != 0 || ws->dist[a] < lev)
                 continue;
             wk->reg[a] = r;
             ws->gdist[a] = 0;
-            if (!nb_push(&ws->flood, c.x + nb_dx[dir], c.z + nb_dz[dir], a))
+            if (!nb_push(&ws->flood, a))
                 return NAV_E_NOMEM;
         }
     }
@@ -176,31 +171,33 @@ static void nb_expand(nb_ws *ws, nb_stack *cand, int max_iter) {
     nb_work *wk = ws->wk;
     const nb_chf *chf = wk->chf;
     for (size_t j = 0; j < cand->n; j++)
-        if (cand->v[j].s != NB_NONE && wk->reg[cand->v[j].s])
-            cand->v[j].s = NB_NONE;
+        if (cand->v[j] != NB_NONE && wk->reg[cand->v[j]])
+            cand->v[j] = NB_NONE;
     for (int iter = 0; max_iter == 0 || iter < max_iter; iter++) {
         /* claimed entries leave the list as the ring is applied */
         size_t nd = 0, kept = 0;
         for (size_t j = 0; j < cand->n; j++) {
-            nb_cand c = cand->v[j];
-            if (c.s == NB_NONE)
+            uint32_t c = cand->v[j];
+            if (c == NB_NONE)
                 continue;
             uint16_t r = 0;
             unsigned best = 0xffff;
             for (int dir = 0; dir < 4; dir++) {
-                if (nb_con(chf, c.s, dir) == NB_NOCON)
-                    continue;
-                uint32_t a = nb_nei(chf, c.x, c.z, c.s, dir);
-                if (wk->area[a] != wk->area[c.s])
+                /* most neighbours of a candidate are unclaimed: test that
+                   first */
+                uint32_t a = nb_nei4(chf, c, dir);
+                if (a == NB_NONE)
                     continue;
                 uint16_t nr = wk->reg[a];
-                if (nr && !(nr & NB_BORDER_REG) && (unsigned)ws->gdist[a] + 2 < best) {
+                if (!nr || (nr & NB_BORDER_REG) || wk->area[a] != wk->area[c])
+                    continue;
+                if ((unsigned)ws->gdist[a] + 2 < best) {
                     r = nr;
                     best = ws->gdist[a] + 2u;
                 }
             }
             if (r) {
-                ws->dirty[nd] = c.s;
+                ws->dirty[nd] = c;
                 ws->dirty_reg[nd] = r;
                 ws->dirty_d[nd] = (uint16_t)best;
                 nd++;
@@ -222,7 +219,7 @@ static void nb_expand(nb_ws *ws, nb_stack *cand, int max_iter) {
 static void nb_compact_cands(nb_stack *cand) {
     size_t k = 0;
     for (size_t j = 0; j < cand->n; j++)
-        if (cand->v[j].s != NB_NONE)
+        if (cand->v[j] != NB_NONE)
             cand->v[k++] = cand->v[j];
     cand->n = k;
 }
@@ -233,7 +230,7 @@ static nav_status nb_watershed_sweep(nb_ws *ws, uint16_t maxd, uint16_t *next_id
     /* bucket the unclaimed walkable spans by level (dist / 2), in scan order */
     unsigned nb = maxd / 2u + 2;
     uint32_t *bstart = calloc(nb + 1, sizeof *bstart);
-    nb_cand *sorted = malloc((chf->nspans + 1) * sizeof *sorted);
+    uint32_t *sorted = malloc((chf->nspans + 1) * sizeof *sorted);
     nb_stack cand = {0};
     nav_status st = NAV_OK;
     if (!bstart || !sorted) {
@@ -245,13 +242,9 @@ static nav_status nb_watershed_sweep(nb_ws *ws, uint16_t maxd, uint16_t *next_id
             bstart[ws->dist[s] / 2u + 1]++;
     for (unsigned b = 0; b < nb; b++)
         bstart[b + 1] += bstart[b];
-    for (int z = 0; z < chf->h; z++)
-        for (int x = 0; x < chf->w; x++) {
-            int c = x + z * chf->w;
-            for (uint32_t s = chf->first[c]; s < chf->first[c + 1]; s++)
-                if (wk->area[s] != NB_AREA_NULL && !wk->reg[s])
-                    sorted[bstart[ws->dist[s] / 2u]++] = (nb_cand){x, z, s};
-        }
+    for (uint32_t s = 0; s < chf->nspans; s++)
+        if (wk->area[s] != NB_AREA_NULL && !wk->reg[s])
+            sorted[bstart[ws->dist[s] / 2u]++] = s;
     /* bstart[b] is now the end of bucket b, which starts at bstart[b - 1]
        (bucket 0 at 0) */
     for (int b = (int)nb - 1; b >= 0; b--) {
@@ -262,22 +255,25 @@ static nav_status nb_watershed_sweep(nb_ws *ws, uint16_t maxd, uint16_t *next_id
         unsigned level = (unsigned)b * 2;
         uint32_t from = b ? bstart[b - 1] : 0, to = bstart[b];
         nb_compact_cands(&cand);
-        for (uint32_t k = from; k < to; k++)
-            if (!nb_push(&cand, sorted[k].x, sorted[k].z, sorted[k].s)) {
+        if (to > from) {
+            if (!nb_reserve(&cand, to - from)) {
                 st = NAV_E_NOMEM;
                 goto out;
             }
+            memcpy(cand.v + cand.n, sorted + from, (to - from) * sizeof *sorted);
+            cand.n += to - from;
+        }
         nb_expand(ws, &cand, 8);
         for (size_t j = 0; j < cand.n; j++) {
-            nb_cand c = cand.v[j];
-            if (c.s == NB_NONE || wk->reg[c.s])
+            uint32_t c = cand.v[j];
+            if (c == NB_NONE || wk->reg[c])
                 continue;
             bool kept = false;
             if (*next_id >= NB_BORDER_REG - 1) {
                 st = NAV_E_LIMIT;
                 goto out;
             }
-            st = nb_flood(ws, c.x, c.z, c.s, level >= 2 ? level - 2 : 0, *next_id, &kept);
+            st = nb_flood(ws, c, level >= 2 ? level - 2 : 0, *next_id, &kept);
             if (st != NAV_OK)
                 goto out;
             if (kept)

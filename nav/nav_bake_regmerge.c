@@ -79,47 +79,53 @@ void nb_paint_border(nb_work *wk, uint16_t *id) {
 static nav_status nb_collect(nb_work *wk, nb_reginfo *ri) {
     const nb_chf *chf = wk->chf;
     uint16_t last_nei = 0, last_reg = 0;
-    for (int z = 0; z < chf->h; z++)
-        for (int x = 0; x < chf->w; x++) {
-            int c = x + z * chf->w;
-            for (uint32_t s = chf->first[c]; s < chf->first[c + 1]; s++) {
-                uint16_t r = wk->reg[s];
-                if (!r || (r & NB_BORDER_REG))
-                    continue;
-                nb_reginfo *g = &ri[r];
-                if (r != last_reg) {
-                    last_reg = r;
-                    last_nei = 0;
-                }
-                g->count++;
-                g->area = wk->area[s];
-                if (chf->first[c + 1] - chf->first[c] > 1)
-                    for (uint32_t t = chf->first[c]; t < chf->first[c + 1]; t++) {
-                        uint16_t o = wk->reg[t];
-                        if (t == s || !o || (o & NB_BORDER_REG))
-                            continue;
-                        if (o == r)
-                            g->self_over = true;
-                        else if (!nb_u16v_add_unique(&g->floors, o))
-                            return NAV_E_NOMEM;
-                    }
-                for (int dir = 0; dir < 4; dir++) {
-                    uint16_t o = 0;
-                    if (nb_con(chf, s, dir) != NB_NOCON)
-                        o = wk->reg[nb_nei(chf, x, z, s, dir)];
-                    if (!o)
-                        g->wall = true;
-                    else if (o & NB_BORDER_REG)
-                        g->border = true;
-                    else if (o != r && o != last_nei) {
-                        /* runs of the same neighbour are common: skip the scan */
-                        if (!nb_u16v_add_unique(&g->nei, o))
-                            return NAV_E_NOMEM;
-                        last_nei = o;
-                    }
-                }
+    for (uint32_t s = 0; s < chf->nspans; s++) {
+        uint16_t r = wk->reg[s];
+        if (!r || (r & NB_BORDER_REG))
+            continue;
+        nb_reginfo *g = &ri[r];
+        if (r != last_reg) {
+            last_reg = r;
+            last_nei = 0;
+        }
+        g->count++;
+        g->area = wk->area[s];
+        for (int dir = 0; dir < 4; dir++) {
+            uint32_t a = nb_nei4(chf, s, dir);
+            uint16_t o = a != NB_NONE ? wk->reg[a] : 0;
+            if (!o)
+                g->wall = true;
+            else if (o & NB_BORDER_REG)
+                g->border = true;
+            else if (o != r && o != last_nei) {
+                /* runs of the same neighbour are common: skip the scan */
+                if (!nb_u16v_add_unique(&g->nei, o))
+                    return NAV_E_NOMEM;
+                last_nei = o;
             }
         }
+    }
+    /* regions sharing a column (floors is a set: only membership is read) */
+    const int ncells = chf->w * chf->h;
+    for (int c = 0; c < ncells; c++) {
+        if (chf->first[c + 1] - chf->first[c] < 2)
+            continue;
+        for (uint32_t s = chf->first[c]; s < chf->first[c + 1]; s++) {
+            uint16_t r = wk->reg[s];
+            if (!r || (r & NB_BORDER_REG))
+                continue;
+            nb_reginfo *g = &ri[r];
+            for (uint32_t t = chf->first[c]; t < chf->first[c + 1]; t++) {
+                uint16_t o = wk->reg[t];
+                if (t == s || !o || (o & NB_BORDER_REG))
+                    continue;
+                if (o == r)
+                    g->self_over = true;
+                else if (!nb_u16v_add_unique(&g->floors, o))
+                    return NAV_E_NOMEM;
+            }
+        }
+    }
     for (uint32_t r = 0; r < wk->nregs; r++)
         ri[r].into = (uint16_t)r;
     return NAV_OK;
@@ -275,6 +281,7 @@ nav_status nb_regions_merge(nb_work *wk, int min_area, int merge_area, uint16_t 
     /* dense ids in scan order of the spans */
     const nb_chf *chf = wk->chf;
     uint16_t next = 1;
+    uint16_t last = 0, last_to = 0; /* spans come in runs of one region */
     for (uint32_t s = 0; s < chf->nspans; s++) {
         uint16_t r = wk->reg[s];
         if (!r)
@@ -282,13 +289,20 @@ nav_status nb_regions_merge(nb_work *wk, int min_area, int merge_area, uint16_t 
         if (r & NB_BORDER_REG)
             continue; /* each strip keeps its own id: a contour turning the
                          tile's corner must see the region change there */
+        if (r == last) {
+            wk->reg[s] = last_to;
+            continue;
+        }
         uint16_t f = ri[r].into;
+        last = r;
         if (!ri[f].count) {
+            last_to = 0;
             wk->reg[s] = 0;
             continue;
         }
         if (!remap[f])
             remap[f] = next++;
+        last_to = remap[f];
         wk->reg[s] = remap[f];
     }
     *nregs_out = next;

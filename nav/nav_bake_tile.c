@@ -94,8 +94,9 @@ static double nb_now_ms(void) {
 }
 
 /* Bytes per span a profile's stages hold at most: areas, regions, two
-   distance fields, growth distances, the sweep's sorted list and scratch. */
-#define NB_PROFILE_SPAN_BYTES (1 + 2 + 2 * 2 + 2 + 12 + 8)
+   distance fields, growth distances, the sweep's sorted list (span indices)
+   and scratch. */
+#define NB_PROFILE_SPAN_BYTES (1 + 2 + 2 * 2 + 2 + 4 + 8)
 
 /* ---- one bake's plan ---- */
 typedef struct nb_group {
@@ -148,6 +149,12 @@ static void nb_plan_fail(nb_plan *pl, int tile, nav_status st, const char *msg) 
 
 static size_t nb_chf_bytes(const nb_chf *c) {
     return ((size_t)c->w * c->h + 1) * 4 + (size_t)c->nspans * (2 + 1 + 4 + 1 + 2);
+}
+
+/* The compact heightfield once the profiles run: with its neighbour table
+   (16 bytes per span), built after the heightfield is freed. */
+static size_t nb_chf_live_bytes(const nb_chf *c) {
+    return nb_chf_bytes(c) + (size_t)c->nspans * 16;
 }
 
 /* Regions, contours, polygons and detail for one profile on a shared chf. */
@@ -294,8 +301,8 @@ static nav_status nb_tile_profiles(nb_plan *pl, int tile, const nb_group *g, con
         /* the first real failure, not the cancellation it caused in others */
         if (pj.st[k] != NAV_OK && (st == NAV_OK || st == NAV_E_CANCELLED))
             st = pj.st[k];
-        if (nb_chf_bytes(chf) + pj.bytes[k] > *peak)
-            *peak = nb_chf_bytes(chf) + pj.bytes[k];
+        if (nb_chf_live_bytes(chf) + pj.bytes[k] > *peak)
+            *peak = nb_chf_live_bytes(chf) + pj.bytes[k];
     }
     return st;
 }
@@ -324,14 +331,17 @@ static nav_status nb_group_tile(nb_plan *pl, int tile, const nb_group *g, nav_er
     /* the rest of the tile: its compact heightfield and, per profile baked
        at once, the per-span arrays; times the tiles running together */
     uint32_t conc = pl->s->threads > 1 ? pl->s->threads : 1;
-    size_t need = (nb_chf_bytes(&chf) + ((size_t)chf.nspans + 1) * NB_PROFILE_SPAN_BYTES * conc) *
-                  (pl->ntx * pl->ntz > 1 ? conc : 1);
+    size_t need =
+        (nb_chf_live_bytes(&chf) + ((size_t)chf.nspans + 1) * NB_PROFILE_SPAN_BYTES * conc) *
+        (pl->ntx * pl->ntz > 1 ? conc : 1);
     if (ctx->lim && ctx->lim->max_memory && need > ctx->lim->max_memory) {
         nb_chf_free(&chf);
         return nav_bake_fail(e, NAV_E_LIMIT,
                              "the bake needs %zu bytes at once, more than the limit of %llu bytes",
                              need, (unsigned long long)ctx->lim->max_memory);
     }
+    /* while the compact heightfield is built the heightfield is alive,
+       the neighbour table not yet */
     size_t peak = hf_bytes + nb_chf_bytes(&chf);
     st = nb_tile_profiles(pl, tile, g, &chf, &peak);
     if (peak > pl->tile_bytes[tile])
