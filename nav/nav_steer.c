@@ -567,6 +567,10 @@ static void grid_neighbours_all(nav_steer *s) {
                         continue;
                     float ddx = ej->x - ei->x, ddz = ej->z - ei->z;
                     float d2 = ddx * ddx + ddz * ddz;
+                    /* beyond every range test of offer(): no sqrt (most
+                       pairs of the 5 x 5 cells scanned) */
+                    if (d2 > s->max_lim2)
+                        continue;
                     float root = sqrtf(d2);
                     if (ia)
                         offer(s, it, ei, ej, jt, d2, root);
@@ -707,6 +711,10 @@ nav_status nav_step(nav_steer *s, const nav_mesh *m, nav_query *q, nav_cache *ca
     /* Half the widest reach: a query scans 4 to 5 cells a side, about half
        the area of reach-sized cells (3 a side of twice the reach). */
     float cell = 0.5f * (max_range + 2.0f * s->max_item_radius);
+    /* offer()'s lim is (range + r_j) + r_i: float addition and
+       multiplication are monotone, so this bounds every lim * lim */
+    float max_lim = max_range + s->max_item_radius + s->max_item_radius;
+    s->max_lim2 = max_lim * max_lim;
     if (cell < 0.25f)
         cell = 0.25f;
     s->inv_cell = 1.0f / cell;

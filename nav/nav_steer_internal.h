@@ -149,6 +149,7 @@ struct nav_steer {
     float *nei_d;       /* per agent: its neighbours' then obstacles' gaps */
     float inv_cell;
     float max_item_radius;
+    float max_lim2; /* square of the widest range test of a pair (grid_neighbours_all) */
 
     float *push;         /* 2 per agent: separation displacement */
     uint8_t *moved;      /* per agent: pushed in the last separation pass */
