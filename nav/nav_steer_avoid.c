@@ -616,8 +616,14 @@ static void sep_push_phase(nav_steer *s, uint32_t from, uint32_t to, void *ctx) 
                 if (!b->ok)
                     continue;
                 float dx = a->npos[0] - b->npos[0], dz = a->npos[2] - b->npos[2];
-                float d = sqrtf(dx * dx + dz * dz);
+                float d2 = dx * dx + dz * dz;
                 float r = s->in[i].radius + s->in[j].radius;
+                /* clearly apart, without the sqrt (most neighbours): d2 above
+                   r^2 by more than float rounding of r * r * 1.0001f can
+                   take back, so sqrtf(d2) > r, which the test below skips */
+                if (d2 > r * r * 1.0001f)
+                    continue;
+                float d = sqrtf(d2);
                 if (d >= r)
                     continue;
                 if (d < 1e-6f) {
