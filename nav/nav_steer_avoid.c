@@ -410,7 +410,9 @@ static void collect_boundary(nav_steer *s, uint32_t i, float range) {
         uint32_t p = visit[head++];
         uint32_t n = nav_poly_nverts(m, p), s0 = m->poly_start[p];
         for (uint32_t e = 0; e < n; e++) {
-            const float *va = nav_poly_vert(m, p, e), *vb = nav_poly_vert(m, p, e + 1);
+            /* nav_poly_vert(m, p, e) and (e + 1), without its k % n */
+            const float *va = nav_vert(m, m->poly_verts[s0 + e]);
+            const float *vb = nav_vert(m, m->poly_verts[s0 + (e + 1 < n ? e + 1 : 0)]);
             float d2 = seg_dist2(a->pos[0], a->pos[2], va, vb);
             if (d2 > r2)
                 continue;
