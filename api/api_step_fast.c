@@ -66,109 +66,89 @@ static bool str(rd *r, const char **s, size_t *n) {
 }
 
 /*
- * A real literal [b, q) (already checked to be JSON) converted without
- * strtod when that is exact: a significand of at most 15 digits (below
- * 2^53) and a power of ten up to 22 (exactly a double) make one IEEE
+ * A JSON number as jansson reads it: an integer literal (at most 15 digits,
+ * exact either way) as an integer, anything with a fraction or exponent as
+ * strtod reads it. The literal is checked and its digits gathered in one
+ * pass; a significand of at most 15 significant digits (below 2^53) and a
+ * power of ten up to 22 (exactly a double) then make one IEEE
  * multiplication or division, which rounds correctly, as strtod does
- * (Clinger's fast path). false: use strtod.
+ * (Clinger's fast path). Longer significands and larger powers go through
+ * strtod.
  */
-static bool exact_decimal(const char *b, const char *q, double *out) {
+static bool num(rd *r, double *out) {
     static const double p10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
                                    1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
                                    1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-    const char *c = b;
-    bool neg = *c == '-';
-    if (neg)
-        c++;
-    uint64_t sig = 0;
-    int digits = 0, e10 = 0;
-    for (; c < q && *c >= '0' && *c <= '9'; c++) {
-        if (digits > 0 || *c != '0')
-            digits++;
-        sig = sig * 10 + (uint64_t)(*c - '0');
-        if (digits > 15)
-            return false;
-    }
-    if (c < q && *c == '.') {
-        for (c++; c < q && *c >= '0' && *c <= '9'; c++) {
-            if (digits > 0 || *c != '0')
-                digits++;
-            sig = sig * 10 + (uint64_t)(*c - '0');
-            e10--;
-            if (digits > 15)
-                return false;
-        }
-    }
-    if (c < q && (*c == 'e' || *c == 'E')) {
-        c++;
-        bool eneg = *c == '-';
-        if (*c == '+' || *c == '-')
-            c++;
-        int x = 0;
-        for (; c < q; c++) {
-            x = x * 10 + (*c - '0');
-            if (x > 400)
-                return false;
-        }
-        e10 += eneg ? -x : x;
-    }
-    if (e10 < -22 || e10 > 22)
-        return false;
-    double v = (double)sig; /* exact: sig < 10^15 < 2^53 */
-    v = e10 < 0 ? v / p10[-e10] : v * p10[e10];
-    *out = neg ? -v : v;
-    return true;
-}
-
-/* A JSON number as jansson reads it: an integer literal (at most 15 digits,
-   exact either way) as an integer, anything with a fraction or exponent
-   through strtod. */
-static bool num(rd *r, double *out) {
     ws(r);
-    const char *b = r->p, *q = r->p;
-    bool neg = false, real = false;
-    if (q < r->end && *q == '-') {
+    const char *b = r->p, *q = r->p, *end = r->end;
+    bool neg = false, real = false, exact = true;
+    uint64_t sig = 0;
+    int sigd = 0, e10 = 0; /* significant digits so far; the power of ten */
+    if (q < end && *q == '-') {
         neg = true;
         q++;
     }
     const char *d0 = q;
-    if (q < r->end && *q == '0')
+    if (q < end && *q == '0') {
         q++;
-    else
-        while (q < r->end && *q >= '0' && *q <= '9')
-            q++;
+    } else {
+        for (; q < end && *q >= '0' && *q <= '9'; q++) {
+            if (++sigd > 15)
+                exact = false;
+            else
+                sig = sig * 10 + (uint64_t)(*q - '0');
+        }
+    }
     if (q == d0)
         return false;
     size_t ndig = (size_t)(q - d0);
-    if (q < r->end && *q == '.') {
+    if (q < end && *q == '.') {
         real = true;
         const char *f = ++q;
-        while (q < r->end && *q >= '0' && *q <= '9')
-            q++;
+        for (; q < end && *q >= '0' && *q <= '9'; q++) {
+            if (sigd == 0 && *q == '0') {
+                e10--; /* a leading zero: no significant digit yet */
+                continue;
+            }
+            if (++sigd > 15) {
+                exact = false;
+                continue;
+            }
+            sig = sig * 10 + (uint64_t)(*q - '0');
+            e10--;
+        }
         if (q == f)
             return false;
     }
-    if (q < r->end && (*q == 'e' || *q == 'E')) {
+    if (q < end && (*q == 'e' || *q == 'E')) {
         real = true;
         q++;
-        if (q < r->end && (*q == '+' || *q == '-'))
-            q++;
+        bool eneg = false;
+        if (q < end && (*q == '+' || *q == '-'))
+            eneg = *q++ == '-';
         const char *f = q;
-        while (q < r->end && *q >= '0' && *q <= '9')
-            q++;
+        int x = 0;
+        for (; q < end && *q >= '0' && *q <= '9'; q++)
+            if (x <= 400)
+                x = x * 10 + (*q - '0');
         if (q == f)
             return false;
+        if (x > 400)
+            exact = false;
+        e10 += eneg ? -x : x;
     }
-    if (q < r->end && ((*q >= '0' && *q <= '9') || *q == '.' || *q == 'e' || *q == 'E'))
+    if (q < end && ((*q >= '0' && *q <= '9') || *q == '.' || *q == 'e' || *q == 'E'))
         return false; /* "01" and the like: the tree decoder says what is wrong */
     if (!real) {
         if (ndig > 15)
             return false;
-        long long v = 0;
-        for (const char *c = d0; c < q; c++)
-            v = v * 10 + (*c - '0');
+        long long v = (long long)sig; /* "0" and "-0" gathered nothing: 0 */
         *out = (double)(neg ? -v : v);
-    } else if (!exact_decimal(b, q, out)) {
+    } else if (exact && e10 >= -22 && e10 <= 22) {
+        double v = (double)sig; /* exact: sig < 10^15 < 2^53 */
+        v = e10 < 0 ? v / p10[-e10] : v * p10[e10];
+        *out = neg ? -v : v;
+    } else {
         char buf[64];
         size_t n = (size_t)(q - b);
         if (n >= sizeof buf)

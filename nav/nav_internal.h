@@ -126,7 +126,11 @@ static inline const float *nav_vert(const nav_mesh *m, uint32_t v) {
 /* Vertex k (0-based, wraps) of polygon p. */
 static inline const float *nav_poly_vert(const nav_mesh *m, uint32_t p, uint32_t k) {
     uint32_t n = nav_poly_nverts(m, p);
-    return nav_vert(m, m->poly_verts[m->poly_start[p] + (k % n)]);
+    /* callers pass k < 2n (e + 1, k + n - 1): a subtraction instead of the
+       division of k % n, which showed in every walk over a polygon's edges */
+    if (k >= n)
+        k = k - n < n ? k - n : k % n;
+    return nav_vert(m, m->poly_verts[m->poly_start[p] + k]);
 }
 
 /* Twice the signed xz area of triangle (a, b, c); < 0 when c is on the

@@ -38,6 +38,9 @@
  */
 #include <math.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "nav/nav_internal.h"
 #include "nav/nav_steer_internal.h"
@@ -108,24 +111,6 @@ static float toi_circle(float px, float pz, float vx, float vz, float r, float h
     return t < horizon ? t : horizon;
 }
 
-/* When the centre moving at (vx, vz) crosses wall segment s (stored in the
-   polygon's order, interior on its inward-normal side); inf when never. */
-static float toi_wall(const avoid_ctx *c, const float *s, float vx, float vz) {
-    float ax = s[0] - c->px, az = s[1] - c->pz;
-    float ex = s[2] - s[0], ez = s[3] - s[1];
-    float nx = ez, nz = -ex; /* inward normal (see nav_internal.h winding) */
-    if (vx * nx + vz * nz >= 0.0f)
-        return INFINITY; /* moving away from or along the wall */
-    float den = vx * ez - vz * ex;
-    if (fabsf(den) < 1e-12f)
-        return INFINITY;
-    float t = (ax * ez - az * ex) / den;
-    float u = (ax * vz - az * vx) / den;
-    if (u < -1e-4f || u > 1.0f + 1e-4f)
-        return INFINITY;
-    return t < 0.0f ? (t > -1e-3f ? 0.0f : INFINITY) : t;
-}
-
 /* A contact with a standing neighbour predicted after the agent has stopped
    at its goal never happens: the time the candidate needs to cover the
    remaining goal distance (moving neighbours still count for the horizon). */
@@ -148,6 +133,154 @@ static float first_contact(const avoid_ctx *c, float vx, float vz) {
             tmin = t;
     }
     return tmin;
+}
+
+/* The search's best so far, and the agent's debug record (NULL: none). */
+typedef struct avoid_pick {
+    float bx, bz, best;
+    nav_avoid_record *rec;
+} avoid_pick;
+
+/* Candidates scored together: up to four at once (the SSE lanes). */
+#define AVOID_BATCH 4
+
+#if defined(__SSE2__)
+/*
+ * The penalties of four candidates at once (the scalar penalty() below, for
+ * builds without SSE, is the same computation one candidate at a time), lane
+ * by lane the very same float operations in the same order: SSE arithmetic
+ * and square roots are IEEE single precision like the scalar ones, and no
+ * FMA is formed, so each lane has the bits of the scalar code. Branches
+ * become masks, and a skipped addition becomes an addition of +0, which
+ * changes no sum of non-negative terms. pen[] gets the four penalties; false
+ * (pen[] untouched) when no lane can beat best, DetourCrowd's early out made
+ * exact: every term after the first two is >= 0 and the time-of-impact term
+ * is at least W_TOI / 1.1 (tmin <= horizon), and float addition is
+ * monotone, so once the first two plus that least term reach best in every
+ * lane, no full penalty would be below best, and only such a one is kept.
+ */
+static bool penalty4(const avoid_ctx *c, const float vx4[AVOID_BATCH], const float vz4[AVOID_BATCH],
+                     float dvx, float dvz, float best, float pen[AVOID_BATCH]) {
+    const __m128 zero = _mm_setzero_ps(), one = _mm_set1_ps(1.0f);
+    const __m128 inv = _mm_set1_ps(c->inv_vmax);
+    __m128 vx = _mm_loadu_ps(vx4), vz = _mm_loadu_ps(vz4);
+    __m128 ddx = _mm_sub_ps(vx, _mm_set1_ps(dvx)), ddz = _mm_sub_ps(vz, _mm_set1_ps(dvz));
+    __m128 cdx = _mm_sub_ps(vx, _mm_set1_ps(c->vx)), cdz = _mm_sub_ps(vz, _mm_set1_ps(c->vz));
+    __m128 p = _mm_add_ps(
+        _mm_mul_ps(_mm_mul_ps(_mm_set1_ps(W_DES),
+                              _mm_sqrt_ps(_mm_add_ps(_mm_mul_ps(ddx, ddx), _mm_mul_ps(ddz, ddz)))),
+                   inv),
+        _mm_mul_ps(_mm_mul_ps(_mm_set1_ps(W_CUR),
+                              _mm_sqrt_ps(_mm_add_ps(_mm_mul_ps(cdx, cdx), _mm_mul_ps(cdz, cdz)))),
+                   inv));
+    __m128 low = _mm_add_ps(p, _mm_set1_ps(W_TOI / (0.1f + 1.0f)));
+    if (_mm_movemask_ps(_mm_cmplt_ps(low, _mm_set1_ps(best))) == 0)
+        return false; /* low >= best in every lane (best may be INFINITY: never) */
+    __m128 tmin = _mm_set1_ps(c->horizon), side = zero, ovl = zero, nside = zero;
+    __m128 tlim = _mm_set1_ps(INFINITY);
+    if (c->any_still && isfinite(c->goal_dist)) {
+        /* stop_time(): goal_dist / |v|, INFINITY below 1e-6 m/s */
+        __m128 sp = _mm_sqrt_ps(_mm_add_ps(_mm_mul_ps(vx, vx), _mm_mul_ps(vz, vz)));
+        __m128 t = _mm_div_ps(_mm_set1_ps(c->goal_dist), sp);
+        __m128 slow = _mm_cmplt_ps(sp, _mm_set1_ps(1e-6f));
+        tlim = _mm_or_ps(_mm_and_ps(slow, tlim), _mm_andnot_ps(slow, t));
+    }
+    for (uint32_t j = 0; j < c->n; j++) {
+        __m128 k = _mm_set1_ps(c->k[j]), rx = _mm_set1_ps(c->rx[j]), rz = _mm_set1_ps(c->rz[j]);
+        __m128 ax = _mm_sub_ps(_mm_mul_ps(k, vx), _mm_set1_ps(c->ox[j]));
+        __m128 az = _mm_sub_ps(_mm_mul_ps(k, vz), _mm_set1_ps(c->oz[j]));
+        __m128 bb = _mm_add_ps(_mm_mul_ps(ax, rx), _mm_mul_ps(az, rz));
+        __m128 app = _mm_cmpgt_ps(bb, zero); /* approaching (else: skipped) */
+        if (_mm_movemask_ps(app) == 0)
+            continue;
+        __m128 il = _mm_set1_ps(c->inv_len[j]);
+        if (j < c->nagents) {
+            __m128 cr =
+                _mm_mul_ps(_mm_mul_ps(_mm_sub_ps(_mm_mul_ps(rx, vz), _mm_mul_ps(rz, vx)), il), inv);
+            /* cr > 0 ? (cr < 1 ? cr : 1) : 0, added where approaching */
+            __m128 term = _mm_and_ps(_mm_cmpgt_ps(cr, zero), _mm_min_ps(cr, one));
+            side = _mm_add_ps(side, _mm_and_ps(app, term));
+            nside = _mm_add_ps(nside, _mm_and_ps(app, one));
+        }
+        if (c->c0[j] < 0.0f) {
+            /* overlapping and closing in */
+            tmin = _mm_andnot_ps(app, tmin);
+            ovl = _mm_add_ps(ovl, _mm_and_ps(app, _mm_mul_ps(bb, il)));
+            continue;
+        }
+        __m128 lim = tmin;
+        if (c->still[j]) {
+            __m128 lt = _mm_cmplt_ps(tlim, tmin);
+            lim = _mm_or_ps(_mm_and_ps(lt, tlim), _mm_andnot_ps(lt, tmin));
+        }
+        __m128 aa = _mm_add_ps(_mm_mul_ps(ax, ax), _mm_mul_ps(az, az));
+        __m128 disc = _mm_sub_ps(_mm_mul_ps(bb, bb), _mm_mul_ps(aa, _mm_set1_ps(c->c0[j])));
+        __m128 e = _mm_sub_ps(bb, _mm_mul_ps(lim, aa));
+        /* contact earlier than lim: approaching, !(disc < 0), and
+           !(e > 0 && e * e >= disc) */
+        __m128 later = _mm_and_ps(_mm_cmpgt_ps(e, zero), _mm_cmpge_ps(_mm_mul_ps(e, e), disc));
+        __m128 upd = _mm_andnot_ps(_mm_or_ps(_mm_cmplt_ps(disc, zero), later), app);
+        if (_mm_movemask_ps(upd) == 0)
+            continue;
+        __m128 t = _mm_div_ps(_mm_sub_ps(bb, _mm_sqrt_ps(disc)), aa);
+        tmin = _mm_or_ps(_mm_and_ps(upd, t), _mm_andnot_ps(upd, tmin));
+    }
+    /* pen += W_SIDE * side / nside where nside > 0 */
+    __m128 sterm = _mm_div_ps(_mm_mul_ps(_mm_set1_ps(W_SIDE), side), nside);
+    __m128 has = _mm_cmpgt_ps(nside, zero);
+    p = _mm_or_ps(_mm_and_ps(has, _mm_add_ps(p, sterm)), _mm_andnot_ps(has, p));
+    __m128 toi =
+        _mm_div_ps(_mm_set1_ps(W_TOI),
+                   _mm_add_ps(_mm_set1_ps(0.1f), _mm_div_ps(tmin, _mm_set1_ps(c->horizon))));
+    p = _mm_add_ps(p, _mm_add_ps(toi, _mm_mul_ps(_mm_mul_ps(_mm_set1_ps(W_OVL), ovl), inv)));
+    const __m128 wh = _mm_set1_ps(c->wall_horizon);
+    for (uint32_t w = 0; w < c->nsegs; w++) {
+        /* toi_wall(): the crossing time, where it is below wall_horizon */
+        const float *sg = &c->segs[4 * w];
+        float ax = sg[0] - c->px, az = sg[1] - c->pz;
+        float ex = sg[2] - sg[0], ez = sg[3] - sg[1];
+        float nx = ez, nz = -ex;
+        __m128 ok = _mm_cmplt_ps(
+            _mm_add_ps(_mm_mul_ps(vx, _mm_set1_ps(nx)), _mm_mul_ps(vz, _mm_set1_ps(nz))), zero);
+        __m128 den = _mm_sub_ps(_mm_mul_ps(vx, _mm_set1_ps(ez)), _mm_mul_ps(vz, _mm_set1_ps(ex)));
+        __m128 absden = _mm_andnot_ps(_mm_set1_ps(-0.0f), den);
+        ok = _mm_andnot_ps(_mm_cmplt_ps(absden, _mm_set1_ps(1e-12f)), ok);
+        if (_mm_movemask_ps(ok) == 0)
+            continue;
+        __m128 t = _mm_div_ps(_mm_set1_ps(ax * ez - az * ex), den);
+        __m128 u = _mm_div_ps(
+            _mm_sub_ps(_mm_mul_ps(_mm_set1_ps(ax), vz), _mm_mul_ps(_mm_set1_ps(az), vx)), den);
+        ok = _mm_andnot_ps(_mm_or_ps(_mm_cmplt_ps(u, _mm_set1_ps(-1e-4f)),
+                                     _mm_cmpgt_ps(u, _mm_set1_ps(1.0f + 1e-4f))),
+                           ok);
+        /* t < 0: 0 when above -1e-3, never otherwise */
+        __m128 neg = _mm_cmplt_ps(t, zero);
+        ok = _mm_andnot_ps(_mm_andnot_ps(_mm_cmpgt_ps(t, _mm_set1_ps(-1e-3f)), neg), ok);
+        t = _mm_andnot_ps(neg, t);
+        ok = _mm_and_ps(ok, _mm_cmplt_ps(t, wh));
+        __m128 add = _mm_mul_ps(_mm_set1_ps(W_WALL), _mm_sub_ps(one, _mm_div_ps(t, wh)));
+        p = _mm_or_ps(_mm_and_ps(ok, _mm_add_ps(p, add)), _mm_andnot_ps(ok, p));
+    }
+    _mm_storeu_ps(pen, p);
+    return true;
+}
+#else
+/* When the centre moving at (vx, vz) crosses wall segment s (stored in the
+   polygon's order, interior on its inward-normal side); inf when never. */
+static float toi_wall(const avoid_ctx *c, const float *s, float vx, float vz) {
+    float ax = s[0] - c->px, az = s[1] - c->pz;
+    float ex = s[2] - s[0], ez = s[3] - s[1];
+    float nx = ez, nz = -ex; /* inward normal (see nav_internal.h winding) */
+    if (vx * nx + vz * nz >= 0.0f)
+        return INFINITY; /* moving away from or along the wall */
+    float den = vx * ez - vz * ex;
+    if (fabsf(den) < 1e-12f)
+        return INFINITY;
+    float t = (ax * ez - az * ex) / den;
+    float u = (ax * vz - az * vx) / den;
+    if (u < -1e-4f || u > 1.0f + 1e-4f)
+        return INFINITY;
+    return t < 0.0f ? (t > -1e-3f ? 0.0f : INFINITY) : t;
 }
 
 /* The candidate's penalty, or, when it cannot beat `best`, a value >= best
@@ -204,33 +337,51 @@ static float penalty(const avoid_ctx *c, float vx, float vz, float dvx, float dv
     return pen;
 }
 
-/* The search's best so far, and the agent's debug record (NULL: none). */
-typedef struct avoid_pick {
-    float bx, bz, best;
-    nav_avoid_record *rec;
-} avoid_pick;
+/* Without SSE: penalty() lane by lane (a lane that returns best or more
+   is not kept, as the best only falls within the batch). */
+static bool penalty4(const avoid_ctx *c, const float vx4[AVOID_BATCH], const float vz4[AVOID_BATCH],
+                     float dvx, float dvz, float best, float pen[AVOID_BATCH]) {
+    for (int l = 0; l < AVOID_BATCH; l++)
+        pen[l] = penalty(c, vx4[l], vz4[l], dvx, dvz, best);
+    return true;
+}
+#endif
 
-/* Scores candidate (cx, cz) and keeps it when strictly better. Recording
-   asks for the full penalty (bound INFINITY): by penalty()'s early-out
-   argument the comparison with best comes out the same, so the choice, and
-   every output byte, is that of a step without recording. */
-static inline void try_sample(const avoid_ctx *c, avoid_pick *k, float cx, float cz,
-                              const float dv[2]) {
-    float pen = penalty(c, cx, cz, dv[0], dv[1], k->rec ? INFINITY : k->best);
-    if (k->rec && k->rec->nsamples < NAV_STEER_AVOID_SAMPLES) {
-        float *sm = k->rec->samples[k->rec->nsamples];
-        sm[0] = cx;
-        sm[1] = 0.0f;
-        sm[2] = cz;
-        sm[3] = pen;
-        if (pen < k->best)
-            k->rec->chosen_index = k->rec->nsamples;
-        k->rec->nsamples++;
-    }
-    if (pen < k->best) {
-        k->best = pen;
-        k->bx = cx;
-        k->bz = cz;
+/* Scores candidates (cx[m], cz[m]), m < n, in batches of AVOID_BATCH and
+   keeps them in order, as one by one: the same penalties and the same
+   strict comparison, so the same choice (a batch skipped by
+   penalty4's early out holds no candidate below the best it started with,
+   let alone below a later, lower one). Recording scores every candidate. */
+static void try_samples(const avoid_ctx *c, avoid_pick *k, const float *cx, const float *cz,
+                        uint32_t n, const float dv[2]) {
+    for (uint32_t m0 = 0; m0 < n; m0 += AVOID_BATCH) {
+        uint32_t nb = n - m0 < AVOID_BATCH ? n - m0 : AVOID_BATCH;
+        float bx[AVOID_BATCH], bz[AVOID_BATCH], pen[AVOID_BATCH];
+        for (uint32_t l = 0; l < AVOID_BATCH; l++) {
+            /* a short batch repeats its last candidate (scored, ignored) */
+            uint32_t m = m0 + (l < nb ? l : nb - 1);
+            bx[l] = cx[m];
+            bz[l] = cz[m];
+        }
+        if (!penalty4(c, bx, bz, dv[0], dv[1], k->rec ? INFINITY : k->best, pen))
+            continue;
+        for (uint32_t l = 0; l < nb; l++) {
+            if (k->rec && k->rec->nsamples < NAV_STEER_AVOID_SAMPLES) {
+                float *sm = k->rec->samples[k->rec->nsamples];
+                sm[0] = bx[l];
+                sm[1] = 0.0f;
+                sm[2] = bz[l];
+                sm[3] = pen[l];
+                if (pen[l] < k->best)
+                    k->rec->chosen_index = k->rec->nsamples;
+                k->rec->nsamples++;
+            }
+            if (pen[l] < k->best) {
+                k->best = pen[l];
+                k->bx = bx[l];
+                k->bz = bz[l];
+            }
+        }
     }
 }
 
@@ -259,7 +410,9 @@ static void collect_boundary(nav_steer *s, uint32_t i, float range) {
         uint32_t p = visit[head++];
         uint32_t n = nav_poly_nverts(m, p), s0 = m->poly_start[p];
         for (uint32_t e = 0; e < n; e++) {
-            const float *va = nav_poly_vert(m, p, e), *vb = nav_poly_vert(m, p, e + 1);
+            /* nav_poly_vert(m, p, e) and (e + 1), without its k % n */
+            const float *va = nav_vert(m, m->poly_verts[s0 + e]);
+            const float *vb = nav_vert(m, m->poly_verts[s0 + (e + 1 < n ? e + 1 : 0)]);
             float d2 = seg_dist2(a->pos[0], a->pos[2], va, vb);
             if (d2 > r2)
                 continue;
@@ -375,28 +528,38 @@ bool steer_avoid(nav_steer *s, uint32_t i, const float dv[2], float goal_dist, f
 
     avoid_pick k = {dv[0], dv[1], INFINITY,
                     s->params->avoid_debug ? &s->params->avoid_debug[i] : NULL};
-    try_sample(&c, &k, dv[0], dv[1], dv);
-    try_sample(&c, &k, 0.0f, 0.0f, dv);
-    /* two rings (half and full speed; the outer one offset by half a step) */
+    /* the desired velocity, rest, and two rings (half and full speed; the
+       outer one offset by half a step), in this order */
+    float cx[2 + 2 * RING_DIVS], cz[2 + 2 * RING_DIVS];
+    uint32_t nc = 0;
+    cx[nc] = dv[0];
+    cz[nc++] = dv[1];
+    cx[nc] = 0.0f;
+    cz[nc++] = 0.0f;
     for (int ring = 1; ring <= 2; ring++) {
         float rad = c.vmax * 0.5f * (float)ring;
         for (int d = 0; d < RING_DIVS; d++) {
             const float *u = UNIT[2 * d + (ring - 1)];
-            try_sample(&c, &k, (u[0] * ux - u[1] * uz) * rad, (u[0] * uz + u[1] * ux) * rad, dv);
+            cx[nc] = (u[0] * ux - u[1] * uz) * rad;
+            cz[nc++] = (u[0] * uz + u[1] * ux) * rad;
         }
     }
+    try_samples(&c, &k, cx, cz, nc, dv);
     /* refinements around the best so far at halving radii */
     float rad = c.vmax * 0.25f;
     for (int level = 0; level < REFINE_LEVELS; level++, rad *= 0.5f) {
         float cx0 = k.bx, cz0 = k.bz;
+        nc = 0;
         for (int d = 0; d < REFINE_DIVS; d++) {
             const float *u = UNIT[d * (2 * RING_DIVS / REFINE_DIVS)];
-            float cx = cx0 + (u[0] * ux - u[1] * uz) * rad;
-            float cz = cz0 + (u[0] * uz + u[1] * ux) * rad;
-            if (cx * cx + cz * cz > c.vmax * c.vmax * 1.0001f)
+            float x = cx0 + (u[0] * ux - u[1] * uz) * rad;
+            float z = cz0 + (u[0] * uz + u[1] * ux) * rad;
+            if (x * x + z * z > c.vmax * c.vmax * 1.0001f)
                 continue;
-            try_sample(&c, &k, cx, cz, dv);
+            cx[nc] = x;
+            cz[nc++] = z;
         }
+        try_samples(&c, &k, cx, cz, nc, dv);
     }
     float bx = k.bx, bz = k.bz;
     if (k.rec) {
@@ -455,8 +618,14 @@ static void sep_push_phase(nav_steer *s, uint32_t from, uint32_t to, void *ctx) 
                 if (!b->ok)
                     continue;
                 float dx = a->npos[0] - b->npos[0], dz = a->npos[2] - b->npos[2];
-                float d = sqrtf(dx * dx + dz * dz);
+                float d2 = dx * dx + dz * dz;
                 float r = s->in[i].radius + s->in[j].radius;
+                /* clearly apart, without the sqrt (most neighbours): d2 above
+                   r^2 by more than float rounding of r * r * 1.0001f can
+                   take back, so sqrtf(d2) > r, which the test below skips */
+                if (d2 > r * r * 1.0001f)
+                    continue;
+                float d = sqrtf(d2);
                 if (d >= r)
                     continue;
                 if (d < 1e-6f) {

@@ -139,7 +139,8 @@ struct nav_steer {
     steer_agent *agents;
 
     /* spatial hash: items are agent ids, then max_agents + obstacle ids */
-    uint32_t nbuckets; /* power of two */
+    uint32_t nbuckets;   /* this step's: a power of two, twice its items or more */
+    uint32_t bucket_cap; /* allocated: for max_agents + max_obstacles items */
     uint32_t *bucket_start;
     uint32_t *fill;
     uint32_t *items;
@@ -149,6 +150,7 @@ struct nav_steer {
     float *nei_d;       /* per agent: its neighbours' then obstacles' gaps */
     float inv_cell;
     float max_item_radius;
+    float max_lim2; /* square of the widest range test of a pair (grid_neighbours_all) */
 
     float *push;         /* 2 per agent: separation displacement */
     uint8_t *moved;      /* per agent: pushed in the last separation pass */

@@ -141,6 +141,38 @@ START_TEST(numbers_as_strtod) {
         ck_assert_msg(api_step_fast_number(lit, strlen(lit), &got), "%s was not read", lit);
         ck_assert_msg(memcmp(&got, &want, sizeof want) == 0, "%s: %a, strtod %a", lit, got, want);
     }
+    /* the edges of the exact conversion: leading zeros of a fraction (not
+       significant), 15 and 16 significant digits, powers of ten at 22 and
+       23, exponents past 400, zeros of either sign */
+    static const char *const edge[] = {"0.000000000000000000000123456789012345",
+                                       "0.00000000000000000000012345678901234567",
+                                       "123456789012345.0",
+                                       "1234567890123456.0",
+                                       "0.1234567890123456",
+                                       "9007199254740993.0",
+                                       "1.5e22",
+                                       "1.5e23",
+                                       "1e-22",
+                                       "1e-23",
+                                       "123456789012345e7",
+                                       "0.5e-400",
+                                       "1e401",
+                                       "-0.0",
+                                       "0.0e0",
+                                       "-0e-5",
+                                       "100000000000000000000000000e-5",
+                                       "4.9406564584124654e-324",
+                                       "1.7976931348623157e308",
+                                       "0.30000000000000004",
+                                       "2.2250738585072011e-308",
+                                       "1.00000000000000000000000000000000000000000000001"};
+    for (size_t k = 0; k < sizeof edge / sizeof edge[0]; k++) {
+        double want = strtod(edge[k], NULL), got;
+        ck_assert_msg(api_step_fast_number(edge[k], strlen(edge[k]), &got), "%s was not read",
+                      edge[k]);
+        ck_assert_msg(memcmp(&got, &want, sizeof want) == 0, "%s: %a, strtod %a", edge[k], got,
+                      want);
+    }
 }
 END_TEST
 
