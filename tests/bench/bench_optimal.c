@@ -332,6 +332,13 @@ static int ob_pair(nav_query *q, const nav_mesh *m, const char *mesh, const char
     }
     if (k > 99)
         k = 99;
+    /* NAVD_BENCH_PAIR_ALGO=graph or interval: that exact search instead
+       of the default choice */
+    const char *pa = getenv("NAVD_BENCH_PAIR_ALGO");
+    if (pa && strcmp(pa, "graph") == 0)
+        nav_optimal_use_graph(q->opt, NAV_OPT_GRAPH_ON);
+    else if (pa && strcmp(pa, "interval") == 0)
+        nav_optimal_use_graph(q->opt, NAV_OPT_GRAPH_OFF);
     double r[99], bo = INFINITY, bd = INFINITY;
     ob_cg_warm(q, m, NULL, rs, n, NAV_ALGO_OPTIMAL, ext, b);
     ob_cg_warm(q, m, d, rs, n, NAV_ALGO_OPTIMAL, ext, b);
@@ -345,10 +352,12 @@ static int ob_pair(nav_query *q, const nav_mesh *m, const char *mesh, const char
         bo = fmin(bo, t1 - t0);
         bd = fmin(bd, t2 - t1);
     }
+    nav_optimal_use_graph(q->opt, NAV_OPT_GRAPH_AUTO);
     qsort(r, (size_t)k, sizeof *r, ob_dcmp);
-    printf("  %-10s %-6s %d pairs: default %8.2f us, Detour %8.2f us (best of each), ratio of "
+    printf("  %-10s %-6s %d pairs: %s %8.2f us, Detour %8.2f us (best of each), ratio of "
            "bests %.2f; pair ratios median %.2f, range %.2f-%.2f\n",
-           mesh, band, k, bo * 1e6 / n, bd * 1e6 / n, bo / bd, r[k / 2], r[0], r[k - 1]);
+           mesh, band, k, pa && *pa ? pa : "default", bo * 1e6 / n, bd * 1e6 / n, bo / bd, r[k / 2],
+           r[0], r[k - 1]);
     return 1;
 }
 
