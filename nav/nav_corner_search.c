@@ -35,8 +35,13 @@
 enum { CS_CLOSED = 1, CS_HOP = 2 };
 enum { CS_NODE, CS_SCONE, CS_GCONE };
 
+/* A queue entry. The keys are the bit patterns of f and of g, both
+   non-negative and never NaN, so unsigned order is their numeric order:
+   fk = bits(f), gk = ~bits(g) (larger g first). Integer keys compare
+   without the branches of double compares (the parity test for NaN, the
+   separate equality test) and pick a heap child by index arithmetic. */
 typedef struct cs_heap {
-    double f, g;
+    uint64_t fk, gk;
     uint32_t id;
     uint32_t tag; /* CS_NODE (id: node), CS_SCONE / CS_GCONE (id: cone) */
 } cs_heap;
@@ -124,8 +129,27 @@ static int cs_prepare(nav_corner_query *cq, const nav_mesh *m, const nav_cgraph 
 
 /* ---- queue (min f, ties: larger g first) ---- */
 
+/* A 4-ary heap: half the levels of a binary one, and a node's four
+   children share one or two cache lines; the search pushes about three
+   entries for every one it pops (most discovered corners are never
+   taken), so pops, not pushes, are what the levels cost. */
+#define CS_ARITY 4
+
+static inline uint64_t cs_bits(double x) {
+    uint64_t u;
+    memcpy(&u, &x, sizeof u);
+    return u;
+}
+
+static inline double cs_g_of(const cs_heap *e) {
+    uint64_t u = ~e->gk;
+    double g;
+    memcpy(&g, &u, sizeof g);
+    return g;
+}
+
 static inline int cs_before(const cs_heap *a, const cs_heap *b) {
-    return a->f < b->f || (a->f == b->f && a->g > b->g);
+    return (a->fk < b->fk) | ((a->fk == b->fk) & (a->gk < b->gk));
 }
 
 static void cs_push(nav_corner_query *cq, double f, double g, uint32_t id, uint32_t tag) {
@@ -139,10 +163,11 @@ static void cs_push(nav_corner_query *cq, double f, double g, uint32_t id, uint3
         cq->heap = t;
         cq->heap_cap = cap;
     }
-    cs_heap it = {f, g, id, tag};
+    /* f, g >= 0 (sums of distances): + 0.0 keeps a zero's sign positive */
+    cs_heap it = {cs_bits(f + 0.0), ~cs_bits(g + 0.0), id, tag};
     uint32_t i = cq->nheap++;
     while (i > 0) {
-        uint32_t p = (i - 1) / 2;
+        uint32_t p = (i - 1) / CS_ARITY;
         if (!cs_before(&it, &cq->heap[p]))
             break;
         cq->heap[i] = cq->heap[p];
@@ -152,22 +177,32 @@ static void cs_push(nav_corner_query *cq, double f, double g, uint32_t id, uint3
 }
 
 static cs_heap cs_pop(nav_corner_query *cq) {
-    cs_heap top = cq->heap[0];
-    cs_heap last = cq->heap[--cq->nheap];
+    cs_heap *h = cq->heap;
+    cs_heap top = h[0];
+    cs_heap last = h[--cq->nheap];
     uint32_t i = 0, n = cq->nheap;
     for (;;) {
-        uint32_t c = 2 * i + 1;
+        uint32_t c = CS_ARITY * i + 1, best = c;
         if (c >= n)
             break;
-        if (c + 1 < n && cs_before(&cq->heap[c + 1], &cq->heap[c]))
-            c++;
-        if (!cs_before(&cq->heap[c], &last))
+        if (c + CS_ARITY <= n) {
+            /* all four: the smallest by index arithmetic (which child wins
+               is a coin toss, a branch on it a misprediction in two) */
+            uint32_t b1 = c + (uint32_t)cs_before(&h[c + 1], &h[c]);
+            uint32_t b2 = c + 2 + (uint32_t)cs_before(&h[c + 3], &h[c + 2]);
+            best = b1 + (b2 - b1) * (uint32_t)cs_before(&h[b2], &h[b1]);
+        } else {
+            for (uint32_t k = c + 1; k < n; k++)
+                if (cs_before(&h[k], &h[best]))
+                    best = k;
+        }
+        if (!cs_before(&h[best], &last))
             break;
-        cq->heap[i] = cq->heap[c];
-        i = c;
+        h[i] = h[best];
+        i = best;
     }
     if (n > 0)
-        cq->heap[i] = last;
+        h[i] = last;
     return top;
 }
 
@@ -177,18 +212,23 @@ static inline double cs_dist(double ax, double az, double bx, double bz) {
 }
 
 /* Offers node v the cost g through parent u (NAV_NONE: the start). */
-static void cs_relax(nav_corner_query *cq, uint32_t v, double g, uint32_t u, uint8_t hop) {
-    if (cq->ns[v].stamp == cq->gen) {
-        if ((cq->ns[v].flags & CS_CLOSED) || g >= cq->ns[v].g)
+static inline void cs_relax(nav_corner_query *cq, uint32_t v, double g, uint32_t u, uint8_t hop) {
+    cs_node *n = &cq->ns[v];
+    if (n->stamp == cq->gen) {
+        if ((n->flags & CS_CLOSED) || g >= n->g)
             return;
     } else {
-        cq->ns[v].stamp = cq->gen;
+        n->stamp = cq->gen;
     }
-    cq->ns[v].g = g;
-    cq->ns[v].par = u;
-    cq->ns[v].flags = hop;
+    n->g = g;
+    n->par = u;
+    n->flags = hop;
+    /* the heuristic |v t|: a goal cone that showed v computed it already
+       (the same expression, so the same bits) */
     double h = 0;
-    if (v != cq->goal_node)
+    if (n->dstamp == cq->gen)
+        h = n->gd;
+    else if (v != cq->goal_node)
         h = cs_dist(cq->gr->xz[2 * (size_t)v], cq->gr->xz[2 * (size_t)v + 1], cq->tx, cq->tz);
     cs_push(cq, g + h, g, v, CS_NODE);
 }
@@ -397,12 +437,16 @@ static void cs_expand(nav_corner_query *cq, uint32_t u) {
     for (; i < end; i++) {
         const nav_cedge *e = &gr->adj[i];
         uint32_t v = e->to;
-        if (cq->ns[v].stamp == cq->gen && (cq->ns[v].flags & CS_CLOSED))
-            continue;
+        const cs_node *nv = &cq->ns[v];
         double vx = e->x, vz = e->z;
         double c = dx * (vz - pz) - dz * (vx - px);
-        if (sigma * c < 0 && c * c > thr)
-            continue; /* turning away from the obstacle: never taut */
+        /* closed, or turning away from the obstacle (never taut): both
+           tests evaluated and joined without branches, so the loop takes
+           one hard-to-predict branch per edge, not two */
+        int closed = (nv->stamp == cq->gen) & (nv->flags & CS_CLOSED);
+        int away = (sigma * c < 0) & (c * c > thr);
+        if (closed | away)
+            continue;
         cs_relax(cq, v, gu + cs_dist(ux, uz, vx, vz), u, 0);
     }
     if (u >= gr->ncorners) {
@@ -526,7 +570,7 @@ static int cs_run(nav_corner_query *cq, uint32_t start_poly, uint32_t end_poly, 
             uint32_t u = e.id;
             if (u == cq->goal_node)
                 return 1;
-            if ((cq->ns[u].flags & CS_CLOSED) || e.g > cq->ns[u].g)
+            if ((cq->ns[u].flags & CS_CLOSED) || cs_g_of(&e) > cq->ns[u].g)
                 continue; /* stale entry */
         }
         if (*work >= max_nodes)

@@ -195,10 +195,17 @@ int nav_cwalk_run(nav_cwalk *w, const nav_mesh *m, double rx, double rz, uint32_
    (points snapped onto an edge lie a rounding off it, on either side)? */
 static int on_edge(const float *va, const float *vb, double x, double z) {
     double ex = (double)vb[0] - va[0], ez = (double)vb[2] - va[2], l2 = ex * ex + ez * ez;
+    double tol = 1e-6 * (1.0 + fabs(x) + fabs(z));
+    /* Within tol of the edge means within tol of its line: |cross| / |e|.
+       Most points a segment walk asks about are far off the line, and this
+       test (at twice tol, for roundings) rejects them without the division
+       below; it never rejects a point the full test accepts. */
+    double c = ex * (z - va[2]) - ez * (x - va[0]);
+    if (c * c > 4 * tol * tol * l2)
+        return 0;
     double t = l2 > 0 ? ((x - va[0]) * ex + (z - va[2]) * ez) / l2 : 0;
     t = t < 0 ? 0 : t > 1 ? 1 : t;
     double dx = va[0] + t * ex - x, dz = va[2] + t * ez - z;
-    double tol = 1e-6 * (1.0 + fabs(x) + fabs(z));
     return dx * dx + dz * dz <= tol * tol;
 }
 

@@ -298,16 +298,74 @@ static int ob_cg(nav_query *q, const nav_mesh *m, const char *mesh, const char *
     }
     nav_optimal_use_graph(q->opt, graph ? NAV_OPT_GRAPH_ON : NAV_OPT_GRAPH_OFF);
     ob_cg_warm(q, m, detour ? d : NULL, rs, n, a, ext, b); /* warm up: scratch sized */
-    ob_cg_pass(q, m, detour ? d : NULL, rs, n, a, ext, b);
+    /* NAVD_BENCH_CG_REPS=k: k passes (a sampling profiler's run) */
+    const char *reps_s = getenv("NAVD_BENCH_CG_REPS");
+    int reps = reps_s ? atoi(reps_s) : 1;
+    for (int r = 0; r < (reps > 0 ? reps : 1); r++)
+        ob_cg_pass(q, m, detour ? d : NULL, rs, n, a, ext, b);
     nav_optimal_use_graph(q->opt, NAV_OPT_GRAPH_AUTO);
     printf("  %s %s %s: %d queries in ob_cg_pass\n", mesh, band, algo, n);
+    return 1;
+}
+
+static int ob_dcmp(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/*
+ * NAVD_BENCH_PAIR=k: the default exact search and Detour timed in k pairs,
+ * each pair back to back (a pass over the band each), so a load change on
+ * the shared machine between the two is rare; prints the best times, the
+ * ratio of the bests and the median and range of the pairs' ratios. 1 when
+ * it ran (the band's other figures are then skipped), else 0.
+ */
+static int ob_pair(nav_query *q, const nav_mesh *m, const char *mesh, const char *band,
+                   const ob_req *rs, int n, const float ext[3], ob_buf *b, detour_ref *d) {
+    const char *ps = getenv("NAVD_BENCH_PAIR");
+    int k = ps ? atoi(ps) : 0;
+    if (k <= 0)
+        return 0;
+    if (!d) {
+        printf("  %-10s %-6s pairs: Detour cannot hold this mesh\n", mesh, band);
+        return 1;
+    }
+    if (k > 99)
+        k = 99;
+    /* NAVD_BENCH_PAIR_ALGO=graph or interval: that exact search instead
+       of the default choice */
+    const char *pa = getenv("NAVD_BENCH_PAIR_ALGO");
+    if (pa && strcmp(pa, "graph") == 0)
+        nav_optimal_use_graph(q->opt, NAV_OPT_GRAPH_ON);
+    else if (pa && strcmp(pa, "interval") == 0)
+        nav_optimal_use_graph(q->opt, NAV_OPT_GRAPH_OFF);
+    double r[99], bo = INFINITY, bd = INFINITY;
+    ob_cg_warm(q, m, NULL, rs, n, NAV_ALGO_OPTIMAL, ext, b);
+    ob_cg_warm(q, m, d, rs, n, NAV_ALGO_OPTIMAL, ext, b);
+    for (int i = 0; i < k; i++) {
+        double t0 = bench_now();
+        ob_cg_warm(q, m, NULL, rs, n, NAV_ALGO_OPTIMAL, ext, b);
+        double t1 = bench_now();
+        ob_cg_warm(q, m, d, rs, n, NAV_ALGO_OPTIMAL, ext, b);
+        double t2 = bench_now();
+        r[i] = (t1 - t0) / (t2 - t1);
+        bo = fmin(bo, t1 - t0);
+        bd = fmin(bd, t2 - t1);
+    }
+    nav_optimal_use_graph(q->opt, NAV_OPT_GRAPH_AUTO);
+    qsort(r, (size_t)k, sizeof *r, ob_dcmp);
+    printf("  %-10s %-6s %d pairs: %s %8.2f us, Detour %8.2f us (best of each), ratio of "
+           "bests %.2f; pair ratios median %.2f, range %.2f-%.2f\n",
+           mesh, band, k, pa && *pa ? pa : "default", bo * 1e6 / n, bd * 1e6 / n, bo / bd, r[k / 2],
+           r[0], r[k - 1]);
     return 1;
 }
 
 static void ob_band(nav_query *q, const nav_mesh *m, const char *mesh, const char *band,
                     const ob_req *rs, int n, const float ext[3], int reps, ob_buf *b, ob_family fam,
                     ob_sum *sum) {
-    if (n == 0 || ob_cg(q, m, mesh, band, rs, n, ext, b, sum->detour))
+    if (n == 0 || ob_cg(q, m, mesh, band, rs, n, ext, b, sum->detour) ||
+        ob_pair(q, m, mesh, band, rs, n, ext, b, sum->detour))
         return;
     ob_fig c, o, iv;
     ob_dfig d = {0};
@@ -408,7 +466,10 @@ static int ob_cmp(const void *a, const void *b) {
 static void ob_shared(nav_query *q, ob_buf *b, ob_sum *sum) {
     static const char *const names[] = {"dungeon", "nav_test", "undulating", "town"};
     const float ext[3] = {2, 4, 2};
+    const char *only = getenv("NAVD_BENCH_ONLY");
     for (int k = 0; k < 4; k++) {
+        if (only && *only && strcmp(only, names[k]) != 0)
+            continue;
         char file[128];
         snprintf(file, sizeof file, "%s.navmesh.json", names[k]);
         const char *mp = fx_shared_mesh_path(file);
@@ -529,8 +590,13 @@ void bench_optimal(void) {
     ob_need_on = getenv("NAVD_BENCH_NEEDED") && getenv("NAVD_BENCH_NEEDED")[0] == '1';
     ob_sum sum = {0};
     ob_shared(q, b, &sum);
-    ob_large(q, b, &sum, 0);
-    ob_large(q, b, &sum, 1);
+    /* NAVD_BENCH_ONLY=<shared mesh>: that mesh alone, no grids (quick
+       same-run ratios while tuning) */
+    const char *only = getenv("NAVD_BENCH_ONLY");
+    if (!only || !*only) {
+        ob_large(q, b, &sum, 0);
+        ob_large(q, b, &sum, 1);
+    }
     int nall = sum.nshared + sum.nlarge + sum.nwalls;
     printf("  mean optimal/corridor time ratio (< 1: optimal faster):");
     if (sum.nshared)
