@@ -110,8 +110,13 @@ typedef struct opt_node {
     uint8_t kind, flags;
 } opt_node; /* 72 bytes */
 
+/* An open-list entry. The keys are the bit patterns of f and of g, both
+   non-negative and never NaN, so unsigned order is their numeric order:
+   fk = bits(f), gk = ~bits(g) (larger g first). Integer keys compare
+   without the branches of double compares (the parity test for NaN, the
+   separate equality test) and let a pop pick a child by index arithmetic. */
 typedef struct opt_heap {
-    double f, g;
+    uint64_t fk, gk;
     uint32_t node;
 } opt_heap;
 
@@ -446,39 +451,63 @@ static int root_dominated(const nav_optimal *o, const opt_rec *r) {
     return vs->gen == o->gen && r->g > vs->g + 1e-9 * (1.0 + vs->g);
 }
 
+/* A 4-ary heap: half the levels of a binary one, and a node's four
+   children share one or two cache lines. */
+#define OPT_ARITY 4
+
+static inline uint64_t key_bits(double x) {
+    uint64_t u;
+    memcpy(&u, &x, sizeof u);
+    return u;
+}
+
+/* min f, ties: deeper first (larger g), it is closer to a goal */
+static inline int heap_before(const opt_heap *a, const opt_heap *b) {
+    return (a->fk < b->fk) | ((a->fk == b->fk) & (a->gk < b->gk));
+}
+
 static void heap_push(nav_optimal *o, double f, double g, uint32_t node) {
     uint32_t i = o->nheap++;
-    opt_heap item = {f, g, node};
+    /* f, g >= 0 (sums of distances): + 0.0 keeps a zero's sign positive */
+    opt_heap item = {key_bits(f + 0.0), ~key_bits(g + 0.0), node};
+    opt_heap *h = o->heap;
     while (i > 0) {
-        uint32_t p = (i - 1) / 2;
-        const opt_heap *hp = &o->heap[p];
-        /* ties: deeper first (larger g), it is closer to a goal */
-        if (hp->f < f || (hp->f == f && hp->g >= g))
+        uint32_t p = (i - 1) / OPT_ARITY;
+        if (!heap_before(&item, &h[p]))
             break;
-        o->heap[i] = *hp;
+        h[i] = h[p];
         i = p;
     }
-    o->heap[i] = item;
+    h[i] = item;
 }
 
 static uint32_t heap_pop(nav_optimal *o) {
-    uint32_t top = o->heap[0].node;
-    opt_heap last = o->heap[--o->nheap];
+    opt_heap *h = o->heap;
+    uint32_t top = h[0].node;
+    opt_heap last = h[--o->nheap];
     uint32_t i = 0, n = o->nheap;
     for (;;) {
-        uint32_t c = 2 * i + 1;
+        uint32_t c = OPT_ARITY * i + 1, best = c;
         if (c >= n)
             break;
-        if (c + 1 < n && (o->heap[c + 1].f < o->heap[c].f ||
-                          (o->heap[c + 1].f == o->heap[c].f && o->heap[c + 1].g > o->heap[c].g)))
-            c++;
-        if (last.f < o->heap[c].f || (last.f == o->heap[c].f && last.g >= o->heap[c].g))
+        if (c + OPT_ARITY <= n) {
+            /* all four: the smallest by index arithmetic (which child wins
+               is a coin toss, a branch on it a misprediction in two) */
+            uint32_t b1 = c + (uint32_t)heap_before(&h[c + 1], &h[c]);
+            uint32_t b2 = c + 2 + (uint32_t)heap_before(&h[c + 3], &h[c + 2]);
+            best = b1 + (b2 - b1) * (uint32_t)heap_before(&h[b2], &h[b1]);
+        } else {
+            for (uint32_t k = c + 1; k < n; k++)
+                if (heap_before(&h[k], &h[best]))
+                    best = k;
+        }
+        if (!heap_before(&h[best], &last))
             break;
-        o->heap[i] = o->heap[c];
-        i = c;
+        h[i] = h[best];
+        i = best;
     }
     if (n > 0)
-        o->heap[i] = last;
+        h[i] = last;
     return top;
 }
 
