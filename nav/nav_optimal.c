@@ -216,25 +216,36 @@ static inline double dist(double ax, double az, double bx, double bz) {
     return sqrt(dx * dx + dz * dz);
 }
 
+/* a when c, else b, without a branch: the sides of an edge's ends are a
+   coin toss per edge, and a mispredicted branch costs more than the masks */
+static inline double pick(int c, double a, double b) {
+    uint64_t ua, ub, mask = (uint64_t)0 - (uint64_t)(c != 0);
+    memcpy(&ua, &a, sizeof ua);
+    memcpy(&ub, &b, sizeof ub);
+    uint64_t u = (ua & mask) | (ub & ~mask);
+    double r;
+    memcpy(&r, &u, sizeof r);
+    return r;
+}
+
 /* Shortest root r -> segment [a, b] -> p, for p on the far side of (or on)
    the line ab, where the cone r->a, r->b has a on its positive side.
-   *turn: 0 straight, 1 bending at a, 2 bending at b. */
+   *turn: 0 straight, 1 bending at a, 2 bending at b. The bend point q is
+   a, b or p itself, picked by masks (which one is a coin toss per call):
+   |rq| + |qp| with q = p is |rp| + 0, the straight length's very bits. */
 static inline double via(double rx, double rz, double ax, double az, double bx, double bz,
                          double px, double pz, int *turn) {
-    if (orient(rx, rz, ax, az, px, pz) < 0) {
-        *turn = 1;
-        return dist(rx, rz, ax, az) + dist(ax, az, px, pz);
-    }
-    if (orient(rx, rz, bx, bz, px, pz) > 0) {
-        *turn = 2;
-        return dist(rx, rz, bx, bz) + dist(bx, bz, px, pz);
-    }
-    *turn = 0;
-    return dist(rx, rz, px, pz);
+    int ta = orient(rx, rz, ax, az, px, pz) < 0;
+    int tb = !ta & (orient(rx, rz, bx, bz, px, pz) > 0);
+    *turn = ta + 2 * tb;
+    double qx = pick(ta, ax, pick(tb, bx, px)), qz = pick(ta, az, pick(tb, bz, pz));
+    return dist(rx, rz, qx, qz) + dist(qx, qz, px, pz);
 }
 
 /* Polyanya's heuristic: the goal mirrored onto the far side of the interval's
-   line, then the shortest root -> interval -> goal length. */
+   line, then the shortest root -> interval -> goal length. (A branch here:
+   computing the mirror image always, for masks, cost more time than the
+   mispredictions it saved.) */
 static inline double heur(double rx, double rz, double ax, double az, double bx, double bz,
                           double tx, double tz) {
     if (orient(ax, az, bx, bz, tx, tz) > 0) {
@@ -250,46 +261,16 @@ static inline double heur(double rx, double rz, double ax, double az, double bx,
     return via(rx, rz, ax, az, bx, bz, tx, tz, &turn);
 }
 
-/* Sub-interval of [0, 1] where the linear function f0 + t (f1 - f0) is > 0
-   (pos = 1) or <= 0 (pos = 0). Returns 0 when empty. */
-static int lin_part(double f0, double f1, int pos, double *lo, double *hi) {
-    if (!pos) {
-        f0 = -f0;
-        f1 = -f1;
-        /* now: where -f >= 0, i.e. treat zero as inside */
-        if (f0 >= 0 && f1 >= 0) {
-            *lo = 0, *hi = 1;
-            return 1;
-        }
-        if (f0 < 0 && f1 < 0)
-            return 0;
-        double t = f0 / (f0 - f1);
-        if (f0 >= 0)
-            *lo = 0, *hi = t;
-        else
-            *lo = t, *hi = 1;
-        return 1;
-    }
-    if (f0 > 0 && f1 > 0) {
-        *lo = 0, *hi = 1;
-        return 1;
-    }
-    if (f0 <= 0 && f1 <= 0)
-        return 0;
-    double t = f0 / (f0 - f1);
-    if (f0 > 0)
-        *lo = 0, *hi = t;
-    else
-        *lo = t, *hi = 1;
-    return 1;
-}
-
 static inline int excluded(const nav_optimal *o, uint32_t poly) {
     return (o->excl >> o->m->areas[poly]) & 1u;
 }
 
+/* One branch for the caller, not two: a wall reads polygon 0's area,
+   then the wall test masks the answer. */
 static inline uint32_t passable(const nav_optimal *o, uint32_t nb) {
-    return nb != NAV_NONE && !excluded(o, nb);
+    uint32_t wall = nb == NAV_NONE;
+    uint32_t area = o->m->areas[wall ? 0 : nb];
+    return !wall & !((o->excl >> area) & 1u);
 }
 
 /* Local index of vertex id v in polygon p, or n when absent. */
@@ -783,7 +764,8 @@ static inline __attribute__((always_inline)) void push_piece(nav_optimal *o, uin
                                                              uint32_t trail_parent) {
     const nav_mesh *m = o->m;
     uint32_t s = m->poly_start[p], n = nav_poly_nverts(m, p);
-    uint32_t j1 = j + 1 == n ? 0 : j + 1;
+    uint32_t j1 = j + 1;
+    j1 -= n & (0u - (uint32_t)(j1 >= n));
     uint32_t nb = m->poly_nei[s + j];
     const float *va = nav_vert(m, m->poly_verts[s + j]);
     const float *vb = nav_vert(m, m->poly_verts[s + j1]);
@@ -795,8 +777,11 @@ static inline __attribute__((always_inline)) void push_piece(nav_optimal *o, uin
         c = 0;
     if (c < 0) {
         double ex = (double)vb[0] - va[0], ez = (double)vb[2] - va[2];
-        double xx = t0 == 0 ? va[0] : va[0] + t0 * ex, xz = t0 == 0 ? va[2] : va[2] + t0 * ez;
-        double yx = t1 == 1 ? vb[0] : va[0] + t1 * ex, yz = t1 == 1 ? vb[2] : va[2] + t1 * ez;
+        /* a whole end is the vertex itself (no rounding), by masks */
+        double xx = pick(t0 == 0, va[0], va[0] + t0 * ex),
+               xz = pick(t0 == 0, va[2], va[2] + t0 * ez);
+        double yx = pick(t1 == 1, vb[0], va[0] + t1 * ex),
+               yz = pick(t1 == 1, vb[2], va[2] + t1 * ez);
         uint8_t flags = (uint8_t)((t1 == 1 ? F_AVERT : 0) | (t0 == 0 ? F_BVERT : 0));
         push_node(o, K_NORMAL, nb, el, rec, yx, yz, xx, xz, flags, 0, trail_parent, 1 - t1, 1 - t0);
         return;
@@ -923,41 +908,58 @@ static void expand_normal(nav_optimal *o, opt_node *nd) {
     double rx = r->x, rz = r->z;
     uint32_t rec = nd->rec;
     /* far chain w_0 = v_{e+1} ... w_{n-1} = v_e runs from B's side to A's */
-    uint32_t j = e + 1 == n ? 0 : e + 1;
+    /* indices wrap by arithmetic, not by a branch */
+    uint32_t j = e + 1, j1;
+    j -= n & (0u - (uint32_t)(j >= n));
     const float *w0 = nav_vert(m, m->poly_verts[s + j]);
     double sb0 = orient(rx, rz, nd->bx, nd->bz, w0[0], w0[2]);
     double sa0 = orient(rx, rz, nd->ax, nd->az, w0[0], w0[2]);
-    for (uint32_t i = 0; i + 1 < n; i++, j = j + 1 == n ? 0 : j + 1) {
-        const float *w1 = nav_vert(m, m->poly_verts[s + (j + 1 == n ? 0 : j + 1)]);
+    int bvert = (nd->flags & F_BVERT) != 0, avert = (nd->flags & F_AVERT) != 0;
+    for (uint32_t i = 0; i + 1 < n; i++, j = j1) {
+        j1 = j + 1;
+        j1 -= n & (0u - (uint32_t)(j1 >= n));
+        const float *w1 = nav_vert(m, m->poly_verts[s + j1]);
         double sb1 = orient(rx, rz, nd->bx, nd->bz, w1[0], w1[2]);
         double sa1 = orient(rx, rz, nd->ax, nd->az, w1[0], w1[2]);
         if (passable(o, m->poly_nei[s + j])) {
-            double lo1, hi1, lo2, hi2;
+            /* The edge's parts by side, as parameters: sB(t), sA(t) are
+               linear along it, crossing zero at tb, ta (unused when they
+               do not cross; the divisions then may give inf or NaN). */
+            double tb = sb0 / (sb0 - sb1), ta = sa0 / (sa0 - sa1);
+            int bo0 = sb0 <= 0, bo1 = sb1 <= 0; /* ends observable past B */
+            int ao0 = sa0 >= 0, ao1 = sa1 >= 0; /* ends observable past A */
             /* observable: sB <= 0 and sA >= 0 */
-            if (lin_part(sb0, sb1, 0, &lo1, &hi1) && lin_part(-sa0, -sa1, 0, &lo2, &hi2)) {
+            /* each part's ends are computed whether or not it exists and
+               its tests joined into one branch: an empty part's ends are
+               equal (or NaN), so its length test fails by itself */
+            {
+                double lo1 = pick(bo0, 0, tb), hi1 = pick(bo1, 1, tb);
+                double lo2 = pick(ao0, 0, ta), hi2 = pick(ao1, 1, ta);
                 double lo = lo1 > lo2 ? lo1 : lo2, hi = hi1 < hi2 ? hi1 : hi2;
-                if (lo < OPT_TEPS)
-                    lo = 0;
-                if (hi > 1 - OPT_TEPS)
-                    hi = 1;
-                if (hi - lo > OPT_TEPS)
+                lo = pick(lo < OPT_TEPS, 0, lo);
+                hi = pick(hi > 1 - OPT_TEPS, 1, hi);
+                if ((bo0 | bo1) & (ao0 | ao1) & (hi - lo > OPT_TEPS))
                     push_piece(o, p, j, lo, hi, rec, 0, nd->trail);
             }
             /* non-observable on B's side (sB > 0): bend at B */
-            if ((nd->flags & F_BVERT) && lin_part(sb0, sb1, 1, &lo1, &hi1) &&
-                hi1 - lo1 > OPT_TEPS) {
-                uint32_t br = turn_rec(o, p, (e + 1) % n, rec);
-                if (br != NAV_NONE)
-                    push_piece(o, p, j, lo1 < OPT_TEPS ? 0 : lo1, hi1 > 1 - OPT_TEPS ? 1 : hi1, br,
-                               0, nd->trail);
+            {
+                double lo1 = pick(bo0, tb, 0), hi1 = pick(bo1, tb, 1);
+                if (bvert & !(bo0 & bo1) & (hi1 - lo1 > OPT_TEPS)) {
+                    uint32_t br = turn_rec(o, p, (e + 1) % n, rec);
+                    if (br != NAV_NONE)
+                        push_piece(o, p, j, pick(lo1 < OPT_TEPS, 0, lo1),
+                                   pick(hi1 > 1 - OPT_TEPS, 1, hi1), br, 0, nd->trail);
+                }
             }
             /* non-observable on A's side (sA < 0): bend at A */
-            if ((nd->flags & F_AVERT) && lin_part(-sa0, -sa1, 1, &lo1, &hi1) &&
-                hi1 - lo1 > OPT_TEPS) {
-                uint32_t ar = turn_rec(o, p, e, rec);
-                if (ar != NAV_NONE)
-                    push_piece(o, p, j, lo1 < OPT_TEPS ? 0 : lo1, hi1 > 1 - OPT_TEPS ? 1 : hi1, ar,
-                               0, nd->trail);
+            {
+                double lo1 = pick(ao0, ta, 0), hi1 = pick(ao1, ta, 1);
+                if (avert & !(ao0 & ao1) & (hi1 - lo1 > OPT_TEPS)) {
+                    uint32_t ar = turn_rec(o, p, e, rec);
+                    if (ar != NAV_NONE)
+                        push_piece(o, p, j, pick(lo1 < OPT_TEPS, 0, lo1),
+                                   pick(hi1 > 1 - OPT_TEPS, 1, hi1), ar, 0, nd->trail);
+                }
             }
         }
         sb0 = sb1;
