@@ -22,6 +22,7 @@
  * bench_crowd.c measures navd (after every tick from the first timed one):
  *   crowd_quality <deepest overlap, m> <pair-ticks overlapping > 5 cm>
  *                 <arrived at warm+ticks> <arrived at total / 2> <arrived at total>
+ *                 <pair-ticks overlapping > 30 cm>
  * where "arrived" is within 1 m (xz, and 2 m in y) of the agent's target.
  */
 #include <DetourCrowd.h>
@@ -205,7 +206,7 @@ int main(int argc, char **argv) {
        are taken between updates, outside the clock. */
     int last = total > warm + ticks ? total : warm + ticks;
     double el = 0, deepest = 0;
-    long over5 = 0;
+    long over5 = 0, over30 = 0;
     int arrived_at[3] = {0, 0, 0}, active = 0;
     double vsum = 0; /* speeds at the end of the timed ticks */
     for (int t = 0; t < last; t++) {
@@ -237,6 +238,8 @@ int main(int argc, char **argv) {
                     deepest = pen;
                 if (pen > 0.05)
                     over5++;
+                if (pen > 0.3)
+                    over30++;
             }
         }
         int at = t + 1 == warm + ticks ? 0 : t + 1 == total / 2 ? 1 : t + 1 == total ? 2 : -1;
@@ -253,8 +256,8 @@ int main(int argc, char **argv) {
     std::printf("crowd_ref %s %.3f %d %.3f\n", argv[3], el * 1e6 / ((double)added * ticks), active,
                 active ? vsum / active : 0.0);
     if (total > warm + ticks)
-        std::printf("crowd_quality %.3f %ld %d %d %d\n", deepest, over5, arrived_at[0],
-                    arrived_at[1], arrived_at[2]);
+        std::printf("crowd_quality %.3f %ld %d %d %d %ld\n", deepest, over5, arrived_at[0],
+                    arrived_at[1], arrived_at[2], over30);
     dtFreeCrowd(crowd);
     dtFreeNavMesh(nav);
     json_decref(root);
