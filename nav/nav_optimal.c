@@ -261,10 +261,6 @@ static inline double heur(double rx, double rz, double ax, double az, double bx,
     return via(rx, rz, ax, az, bx, bz, tx, tz, &turn);
 }
 
-static inline int excluded(const nav_optimal *o, uint32_t poly) {
-    return (o->excl >> o->m->areas[poly]) & 1u;
-}
-
 /* One branch for the caller, not two: a wall reads polygon 0's area,
    then the wall test masks the answer. */
 static inline uint32_t passable(const nav_optimal *o, uint32_t nb) {
