@@ -109,6 +109,21 @@ static json_t *body_of(api_req *r) {
     return root;
 }
 
+/* Every volume query's opening: the body (parsed first, so a bad body is a
+   400 even for an unknown volume) and the {name} volume with a reference;
+   NULL with the reply sent and nothing held. */
+static api_vol_entry *open_query(api_req *r, json_t **root) {
+    *root = body_of(r);
+    if (!*root)
+        return NULL;
+    api_vol_entry *ve = vol_of(r);
+    if (!ve) {
+        json_decref(*root);
+        *root = NULL;
+    }
+    return ve;
+}
+
 static api_code get_extents(const json_t *root, float ext[3], api_err *e) {
     ext[0] = ext[1] = ext[2] = 2;
     api_code c = api_obj_vec3(root, "", "extents", false, ext, e);
@@ -190,14 +205,10 @@ static json_t *expanded_json(const nav_vol *v, const uint32_t *ids, uint32_t n) 
 }
 
 void api_h_volume_path(api_req *r) {
-    json_t *root = body_of(r);
-    if (!root)
+    json_t *root;
+    api_vol_entry *ve = open_query(r, &root);
+    if (!ve)
         return;
-    api_vol_entry *ve = vol_of(r);
-    if (!ve) {
-        json_decref(root);
-        return;
-    }
     const api_config *cfg = api_req_config(r);
     api_err e = {0};
     float ext[3], a[3], b[3];
@@ -252,14 +263,10 @@ void api_h_volume_path(api_req *r) {
 /* ---- raycast, nearest, reachable ---- */
 
 void api_h_volume_raycast(api_req *r) {
-    json_t *root = body_of(r);
-    if (!root)
+    json_t *root;
+    api_vol_entry *ve = open_query(r, &root);
+    if (!ve)
         return;
-    api_vol_entry *ve = vol_of(r);
-    if (!ve) {
-        json_decref(root);
-        return;
-    }
     api_err e = {0};
     float ext[3], a[3], b[3];
     api_code c = get_extents(root, ext, &e);
@@ -284,14 +291,10 @@ void api_h_volume_raycast(api_req *r) {
 }
 
 void api_h_volume_nearest(api_req *r) {
-    json_t *root = body_of(r);
-    if (!root)
+    json_t *root;
+    api_vol_entry *ve = open_query(r, &root);
+    if (!ve)
         return;
-    api_vol_entry *ve = vol_of(r);
-    if (!ve) {
-        json_decref(root);
-        return;
-    }
     api_err e = {0};
     float ext[3], p[3], d = 0;
     api_code c = get_extents(root, ext, &e);
@@ -308,14 +311,10 @@ void api_h_volume_nearest(api_req *r) {
 }
 
 void api_h_volume_reachable(api_req *r) {
-    json_t *root = body_of(r);
-    if (!root)
+    json_t *root;
+    api_vol_entry *ve = open_query(r, &root);
+    if (!ve)
         return;
-    api_vol_entry *ve = vol_of(r);
-    if (!ve) {
-        json_decref(root);
-        return;
-    }
     api_err e = {0};
     float ext[3], a[3], b[3];
     api_code c = get_extents(root, ext, &e);
