@@ -38,7 +38,8 @@ typedef struct cm_loop {
  * overlap in xz, as floors over one another would).
  */
 static int cm_convex(const nav_mesh *m, const cm_loop *l) {
-    double turn = 0, area2 = 0;
+    double area2 = 0;
+    int wraps = 0;
     for (uint32_t i = 0; i < l->n; i++) {
         const float *a = nav_vert(m, l->v[i]), *b = nav_vert(m, l->v[(i + 1) % l->n]),
                     *c = nav_vert(m, l->v[(i + 2) % l->n]);
@@ -48,11 +49,11 @@ static int cm_convex(const nav_mesh *m, const cm_loop *l) {
         double dot = ux * vx + uz * vz;
         if (cr > 0 || (cr == 0 && dot <= 0))
             return 0;
-        turn += atan2(ux * vz - uz * vx, dot);
+        wraps += nav_turn_wrap(ux, uz, vx, vz);
         area2 += (double)a[0] * b[2] - (double)b[0] * a[2];
     }
     double area = fabs(area2) * 0.5;
-    return fabs(turn + 2 * M_PI) < 1e-6 && fabs(area - l->area) <= 1e-6 * (1.0 + l->area);
+    return wraps == -1 && fabs(area - l->area) <= 1e-6 * (1.0 + l->area);
 }
 
 /* Tries to absorb polygon q (not yet in a piece) across loop edge i. */

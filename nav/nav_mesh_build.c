@@ -344,7 +344,7 @@ double nav_mesh_signed_area2(const float *verts, const uint32_t *ids, uint32_t n
  * pentagram has all turns on one side but winds twice).
  */
 bool nav_mesh_is_convex(const float *verts, const uint32_t *ids, uint32_t n) {
-    double turning = 0;
+    int wraps = 0;
     for (uint32_t i = 0; i < n; i++) {
         const float *a = &verts[3 * (size_t)ids[(i + n - 1) % n]];
         const float *b = &verts[3 * (size_t)ids[i]];
@@ -356,6 +356,9 @@ bool nav_mesh_is_convex(const float *verts, const uint32_t *ids, uint32_t n) {
         double l1 = sqrt(e1x * e1x + e1z * e1z), l2 = sqrt(e2x * e2x + e2z * e2z);
         if (l1 == 0 || l2 == 0)
             return false;
+        /* nearly straight turns are let through either way, so the loop's
+           turning number counts every turn, these too */
+        wraps += nav_turn_wrap(e1x, e1z, e2x, e2z);
         if (fabs(cross) <= 1e-6 * l1 * l2) {
             if (dot < 0)
                 return false; /* the boundary doubles back on itself */
@@ -363,9 +366,10 @@ bool nav_mesh_is_convex(const float *verts, const uint32_t *ids, uint32_t n) {
         }
         if (cross > 0)
             return false;
-        turning += atan2(-cross, dot);
     }
-    return turning < 2 * M_PI + 0.5;
+    /* every real turn clockwise: once around is -1, a loop that winds twice
+       (a star's outline walked as a polygon) is -2 */
+    return wraps >= -1;
 }
 
 /* ---- adjacency ---- */
