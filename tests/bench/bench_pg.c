@@ -5,9 +5,10 @@
  *
  * 1. Propagation: a new version PUT on replica 0, until replica 1 answers
  *    GET with it (polled on a keep-alive connection), from the moment the
- *    PUT was acknowledged (= committed). p50 / p99 for a ~1 KiB and a
- *    ~8 MiB mesh (sizes of the stored blob, read back from PostgreSQL).
- *    Target: p50 50 ms, p99 250 ms for 8 MiB.
+ *    PUT was acknowledged (= committed). p50 / p99 for a ~1 KiB, a ~8 MiB
+ *    (rooms and walls, 130,135 polygons) and a ~16 MiB mesh (a 504 x 504
+ *    grid, 254,016 polygons; sizes of the stored blob, read back from
+ *    PostgreSQL). Target: p50 50 ms, p99 250 ms for 8 MiB.
  * 2. Reads per second (path queries on 12 small meshes, 4 keep-alive
  *    clients, 2 s each): one replica direct, then through nginx with 1, 2
  *    and 3 replicas; ratios against direct.
@@ -24,6 +25,7 @@
 #include "nav/nav_mesh.h"
 #include "tests/bench/bench.h"
 #include "tests/test_cluster.h"
+#include "tests/test_fixtures.h"
 #include "tests/test_http.h"
 
 #define BP_REPLICAS 3
@@ -61,12 +63,46 @@ static char *bp_grid(int n, int lift, size_t *len) {
     return s;
 }
 
+/* The rooms-and-walls mesh of bench_blobload (about 130,000 polygons, an
+   8 MiB stored blob with its corner graph: the size the issue names, with
+   the walls and corners of a real level), lifted by `lift`, as upload JSON. */
+static char *bp_rooms(int lift, size_t *len) {
+    fx_random_opts o = fx_random_defaults();
+    o.width = o.height = 330;
+    o.hole_ratio = 0.08f;
+    o.walls = 1;
+    o.triangulate = 1;
+    nav_mesh *m = fx_random(13, &o);
+    nav_mesh_input in;
+    nav_mesh_as_input(m, &in);
+    size_t cap =
+        64 + (size_t)in.nverts * 64 + (size_t)in.poly_start[in.npolys] * 12 + (size_t)in.npolys * 4;
+    char *s = malloc(cap);
+    size_t k = (size_t)snprintf(s, cap, "{\"vertices\":[");
+    for (uint32_t v = 0; v < in.nverts; v++)
+        k += (size_t)snprintf(s + k, cap - k, "%s[%.9g,%.9g,%.9g]", v ? "," : "", in.verts[3 * v],
+                              in.verts[3 * v + 1] + lift, in.verts[3 * v + 2]);
+    k += (size_t)snprintf(s + k, cap - k, "],\"polygons\":[");
+    for (uint32_t p = 0; p < in.npolys; p++) {
+        k += (size_t)snprintf(s + k, cap - k, "%s[", p ? "," : "");
+        for (uint32_t i = in.poly_start[p]; i < in.poly_start[p + 1]; i++)
+            k += (size_t)snprintf(s + k, cap - k, "%s%u", i > in.poly_start[p] ? "," : "",
+                                  in.poly_verts[i]);
+        k += (size_t)snprintf(s + k, cap - k, "]");
+    }
+    k += (size_t)snprintf(s + k, cap - k, "]}");
+    nav_mesh_free(m);
+    *len = k;
+    return s;
+}
+
 static long bp_version(const th_response *r) {
     const char *p = r->body ? strstr(r->body, "\"version\":") : NULL;
     return p ? strtol(p + 10, NULL, 10) : -1;
 }
 
-/* 1. propagation of `trials` new versions of an n x n grid */
+/* 1. propagation of `trials` new versions of an n x n grid, or with n = 0
+   of the rooms-and-walls mesh */
 static void bp_propagation(const tc_pg *pg, const th_server *nv, const char *label, int n,
                            int trials) {
     double *lat = calloc((size_t)trials, sizeof *lat);
@@ -81,7 +117,7 @@ static void bp_propagation(const tc_pg *pg, const th_server *nv, const char *lab
     int done = 0;
     for (int t = 0; t < trials; t++) {
         size_t len;
-        char *body = bp_grid(n, t, &len);
+        char *body = n > 0 ? bp_grid(n, t, &len) : bp_rooms(t, &len);
         th_response r;
         int rc = th_conn_request(&w, "PUT", path, "application/json", body, len, NULL, &r);
         double acked = tc_now_ms();
@@ -109,10 +145,17 @@ static void bp_propagation(const tc_pg *pg, const th_server *nv, const char *lab
     snprintf(sql, sizeof sql, "SELECT octet_length(blob) FROM navd_entries WHERE name = 'prop%d'",
              n);
     long long bytes = tc_pg_long(pg, sql);
+    th_response info;
+    long polys = -1;
+    if (th_request(nv[1].port, "GET", path, NULL, NULL, 0, NULL, &info) == 0 && info.body) {
+        const char *q = strstr(info.body, "\"polygons\":");
+        polys = q ? strtol(q + 11, NULL, 10) : -1;
+    }
+    th_response_free(&info);
     if (done > 0)
-        printf("  propagation %-6s (blob %.1f KiB, %d polygons): p50 %.1f ms  p99 %.1f ms  max "
+        printf("  propagation %-6s (blob %.1f KiB, %ld polygons): p50 %.1f ms  p99 %.1f ms  max "
                "%.1f ms  (%d versions)\n",
-               label, (double)bytes / 1024.0, n * n, bp_pct(lat, done, 0.5),
+               label, (double)bytes / 1024.0, polys, bp_pct(lat, done, 0.5),
                bp_pct(lat, done, 0.99), bp_pct(lat, done, 1.0), done);
     else
         printf("  propagation %s: no version arrived\n", label);
@@ -261,7 +304,9 @@ void bench_pg(void) {
     }
     if (up == BP_REPLICAS) {
         bp_propagation(&pg, nv, "1 KiB", 6, 60);
-        bp_propagation(&pg, nv, "8 MiB", 504, 8);
+        bp_propagation(&pg, nv, "8 MiB", 0, 8);
+        bp_load_cost(&pg, 0);
+        bp_propagation(&pg, nv, "16 MiB", 504, 6);
         bp_load_cost(&pg, 504);
 
         for (int m = 0; m < 12; m++) {
