@@ -57,15 +57,23 @@ nav_status nav_set_error(nav_error *err, nav_status s, const char *fmt, ...) {
 
 /* ---- small allocation helpers that keep the memory tally ---- */
 
-void *nav_mesh_alloc(nav_mesh_ext *x, size_t n, size_t size) {
+static void *mesh_alloc(nav_mesh_ext *x, size_t n, size_t size, bool clear) {
     if (n == 0)
         n = 1;
     if (size && n > SIZE_MAX / size)
         return NULL;
-    void *p = calloc(n, size);
+    void *p = clear ? calloc(n, size) : malloc(n * size);
     if (p)
         x->memory += n * size;
     return p;
+}
+
+void *nav_mesh_alloc(nav_mesh_ext *x, size_t n, size_t size) {
+    return mesh_alloc(x, n, size, true);
+}
+
+void *nav_mesh_alloc_raw(nav_mesh_ext *x, size_t n, size_t size) {
+    return mesh_alloc(x, n, size, false);
 }
 
 void nav_mesh_free(nav_mesh *m) {
@@ -1039,9 +1047,9 @@ static nav_status nav_build_detail(nav_mesh_ext *x, const nav_mesh_input *in, na
 /* Bounds, areas and centroids; needs the detail mesh for the surface. */
 nav_status nav_mesh_geometry(nav_mesh_ext *x, bool margin) {
     nav_mesh *m = &x->m;
-    m->poly_bounds = nav_mesh_alloc(x, (size_t)m->npolys * 6, sizeof *m->poly_bounds);
-    m->poly_centroid = nav_mesh_alloc(x, (size_t)m->npolys * 3, sizeof *m->poly_centroid);
-    m->poly_area = nav_mesh_alloc(x, m->npolys, sizeof *m->poly_area);
+    m->poly_bounds = nav_mesh_alloc_raw(x, (size_t)m->npolys * 6, sizeof *m->poly_bounds);
+    m->poly_centroid = nav_mesh_alloc_raw(x, (size_t)m->npolys * 3, sizeof *m->poly_centroid);
+    m->poly_area = nav_mesh_alloc_raw(x, m->npolys, sizeof *m->poly_area);
     if (!m->poly_bounds || !m->poly_centroid || !m->poly_area)
         return NAV_E_NOMEM;
     for (int a = 0; a < 3; a++) {

@@ -128,7 +128,7 @@ static uint32_t *get_u32s(nav_snap_r *r, nav_mesh_ext *x, size_t count) {
         r->bad = true;
         return NULL;
     }
-    uint32_t *a = nav_mesh_alloc(x, count, sizeof *a);
+    uint32_t *a = nav_mesh_alloc_raw(x, count, sizeof *a);
     if (!a) {
         r->bad = true;
         return NULL;
@@ -163,7 +163,7 @@ static bool check_shapes(const nav_mesh *m) {
 static bool derive_twins(nav_mesh_ext *x) {
     nav_mesh *m = &x->m;
     size_t nidx = m->poly_start[m->npolys];
-    m->poly_twin = nav_mesh_alloc(x, nidx, sizeof *m->poly_twin);
+    m->poly_twin = nav_mesh_alloc_raw(x, nidx, sizeof *m->poly_twin);
     if (!m->poly_twin)
         return false;
     for (uint32_t p = 0; p < m->npolys; p++) {
@@ -333,8 +333,8 @@ static nav_status adopt_input(nav_mesh_ext *x, nav_mesh_input *in) {
     }
     for (uint32_t p = 0; p < m->npolys; p++)
         m->area_mask |= 1ull << m->areas[p];
-    m->poly_corner = nav_mesh_alloc(x, nidx, sizeof *m->poly_corner);
-    m->poly_open = nav_mesh_alloc(x, m->npolys, sizeof *m->poly_open);
+    m->poly_corner = nav_mesh_alloc_raw(x, nidx, sizeof *m->poly_corner);
+    m->poly_open = nav_mesh_alloc_raw(x, m->npolys, sizeof *m->poly_open);
     m->links = nav_mesh_alloc(x, m->nlinks, sizeof *m->links);
     if (!m->poly_corner || !m->poly_open || !m->links)
         return NAV_E_NOMEM;
@@ -389,7 +389,7 @@ static bool read_section(nav_snap_r *r, nav_mesh_ext *x, uint32_t *ndag) {
     m->scc_dag = get_u32s(r, x, *ndag);
     if (r->bad || m->nbvh > (r->len - r->pos) / 4)
         return false;
-    m->bvh = nav_mesh_alloc(x, m->nbvh, sizeof *m->bvh);
+    m->bvh = nav_mesh_alloc_raw(x, m->nbvh, sizeof *m->bvh);
     if (!m->bvh)
         return false;
     for (uint32_t i = 0; i < m->nbvh; i++)
