@@ -34,26 +34,19 @@
 #define STEP_DEFAULT_MAX_ACCEL STEP_FAST_DEFAULT_MAX_ACCEL
 #define STEP_DEFAULT_ARRIVE_RADIUS STEP_FAST_DEFAULT_ARRIVE_RADIUS
 
-typedef struct step_scratch {
-    nav_steer *steer;
-    nav_agent_in *in;
-    nav_agent_out *out;
-    nav_obstacle *obs;
-    unsigned max_agents;
-} step_scratch;
-
 static pthread_key_t scratch_key;
 static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
 static int scratch_key_ok;
 
 static void scratch_free(void *p) {
-    step_scratch *s = p;
+    api_step_buffers *s = p;
     if (!s)
         return;
     nav_steer_free(s->steer);
     free(s->in);
     free(s->out);
     free(s->obs);
+    free(s->vol_out);
     free(s);
 }
 
@@ -61,28 +54,28 @@ static void scratch_key_init(void) {
     scratch_key_ok = pthread_key_create(&scratch_key, scratch_free) == 0;
 }
 
-/* This thread's scratch, created on first use; NULL when out of memory. */
-static step_scratch *scratch_get(const api_config *cfg) {
+api_step_buffers *api_step_thread_buffers(const api_config *cfg, bool vol) {
     pthread_once(&scratch_once, scratch_key_init);
     if (!scratch_key_ok)
         return NULL;
-    step_scratch *s = pthread_getspecific(scratch_key);
-    if (s)
-        return s;
     unsigned n = cfg->max_agents ? cfg->max_agents : 1;
-    s = calloc(1, sizeof *s);
-    if (!s)
-        return NULL;
-    s->max_agents = n;
-    /* no per-thread corridor memory: corridors live in the shared path cache */
-    s->steer = nav_steer_new(n, n);
-    s->in = calloc(n, sizeof *s->in);
-    s->out = calloc(n, sizeof *s->out);
-    s->obs = calloc(n, sizeof *s->obs);
-    if (!s->steer || !s->in || !s->out || !s->obs || pthread_setspecific(scratch_key, s) != 0) {
-        scratch_free(s);
-        return NULL;
+    api_step_buffers *s = pthread_getspecific(scratch_key);
+    if (!s) {
+        s = calloc(1, sizeof *s);
+        if (!s)
+            return NULL;
+        /* no per-thread corridor memory: corridors live in the shared path cache */
+        s->steer = nav_steer_new(n, n);
+        s->in = calloc(n, sizeof *s->in);
+        s->out = calloc(n, sizeof *s->out);
+        s->obs = calloc(n, sizeof *s->obs);
+        if (!s->steer || !s->in || !s->out || !s->obs || pthread_setspecific(scratch_key, s) != 0) {
+            scratch_free(s);
+            return NULL;
+        }
     }
+    if (vol && !s->vol_out && !(s->vol_out = calloc(n, sizeof *s->vol_out)))
+        return NULL; /* the set stays; the next volume step tries again */
     return s;
 }
 
@@ -294,7 +287,7 @@ static void encode_slot(api_jw *w, const nav_agent_in *a, const nav_agent_out *o
    profile's mesh in *m. On API_OK, *root holds the tree the agent ids
    borrow from. */
 static api_code decode_tree(const char *body, size_t len, const api_config *cfg, const api_entry *e,
-                            step_scratch *s, nav_steer_params *p, nav_filter *filter,
+                            api_step_buffers *s, nav_steer_params *p, nav_filter *filter,
                             bool *use_cache, bool *debug, const nav_mesh **m, size_t *n,
                             size_t *nobs, json_t **root, api_err *err) {
     *root = api_json_parse(body, len, err);
@@ -372,7 +365,7 @@ static void step(api_req *r, const api_entry *e) {
     nav_avoid_record *recs = NULL;
     size_t n = 0, nobs = 0;
     json_t *root = NULL;
-    step_scratch *s = scratch_get(cfg);
+    api_step_buffers *s = api_step_thread_buffers(cfg, false);
     api_scratch *qs = api_query_scratch();
     if (!qs)
         s = NULL;

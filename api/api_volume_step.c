@@ -11,7 +11,6 @@
  * but its JSON.
  */
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,51 +19,6 @@
 #include "api/api_json.h"
 #include "api/api_step_codec.h"
 #include "api/api_volume.h"
-
-typedef struct vstep_scratch {
-    nav_agent_in *in;
-    nav_vol_agent_out *out;
-    nav_obstacle *obs;
-} vstep_scratch;
-
-static pthread_key_t vs_key;
-static pthread_once_t vs_once = PTHREAD_ONCE_INIT;
-static int vs_key_ok;
-
-static void vs_free(void *p) {
-    vstep_scratch *s = p;
-    if (!s)
-        return;
-    free(s->in);
-    free(s->out);
-    free(s->obs);
-    free(s);
-}
-
-static void vs_make(void) {
-    vs_key_ok = pthread_key_create(&vs_key, vs_free) == 0;
-}
-
-static vstep_scratch *vs_get(const api_config *cfg) {
-    pthread_once(&vs_once, vs_make);
-    if (!vs_key_ok)
-        return NULL;
-    vstep_scratch *s = pthread_getspecific(vs_key);
-    if (s)
-        return s;
-    size_t n = cfg->max_agents ? cfg->max_agents : 1;
-    s = calloc(1, sizeof *s);
-    if (!s)
-        return NULL;
-    s->in = malloc(n * sizeof *s->in);
-    s->out = malloc(n * sizeof *s->out);
-    s->obs = malloc(n * sizeof *s->obs);
-    if (!s->in || !s->out || !s->obs || pthread_setspecific(vs_key, s) != 0) {
-        vs_free(s);
-        return NULL;
-    }
-    return s;
-}
 
 static void jw_key_vec3(api_jw *w, const char *key, const float v[3]) {
     api_jw_raw(w, key, strlen(key));
@@ -159,9 +113,10 @@ static void volume_step(api_req *r, const api_vol_entry *ve) {
                      "%s has %zu entries; this server accepts at most %u (--max-agents)",
                      n > cfg->max_agents ? "agents" : "obstacles", n > cfg->max_agents ? n : nobs,
                      cfg->max_agents);
-    vstep_scratch *s = NULL;
+    api_step_buffers *s = NULL;
     nav_vol_query *q = NULL;
-    if (c == API_OK && (!(s = vs_get(cfg)) || !(q = api_volume_thread_query(cfg))))
+    if (c == API_OK &&
+        (!(s = api_step_thread_buffers(cfg, true)) || !(q = api_volume_thread_query(cfg))))
         c = api_fail(&err, API_E_UNAVAILABLE, "out of memory for the steering scratch");
     for (size_t i = 0; c == API_OK && i < n; i++)
         c = api_step_decode_agent(json_array_get(agents, i), (uint32_t)i, &s->in[i], &err);
@@ -170,8 +125,8 @@ static void volume_step(api_req *r, const api_vol_entry *ve) {
     if (c == API_OK) {
         nav_step_error se;
         p.deadline = api_req_deadline(r);
-        nav_status st =
-            nav_vol_step(ve->vol, q, &p, s->in, (uint32_t)n, s->obs, (uint32_t)nobs, s->out, &se);
+        nav_status st = nav_vol_step(ve->vol, q, &p, s->in, (uint32_t)n, s->obs, (uint32_t)nobs,
+                                     s->vol_out, &se);
         if (st == NAV_E_DEADLINE)
             c = api_fail(&err, API_E_UNAVAILABLE,
                          "the step did not finish within the request deadline of %u ms "
@@ -192,7 +147,7 @@ static void volume_step(api_req *r, const api_vol_entry *ve) {
     for (size_t i = 0; i < n; i++) {
         if (i)
             api_jw_lit(&w, ",");
-        encode_slot(&w, &s->in[i], &s->out[i], (uint32_t)i);
+        encode_slot(&w, &s->in[i], &s->vol_out[i], (uint32_t)i);
     }
     api_jw_lit(&w, "]}");
     json_decref(root); /* agent ids borrow from it */
