@@ -23,6 +23,11 @@ double bench_now(void);
  */
 int bench_start_dungeon(th_server *s, const char *label);
 
+/* The rooms-and-walls mesh of about 130,000 polygons (fx_random, 330 x 330
+   cells, 8 % of them in wall segments, triangulated) whose stored blob is
+   8 MiB: the load and propagation benches' realistic large mesh. */
+struct nav_mesh *bench_rooms_mesh(void);
+
 /* Optimal search figures (tests/bench/bench_optimal.c, optimal helper). */
 void bench_optimal(void) __attribute__((weak));
 /* reachable max_cost figures: the exact flood against the Dijkstra (bench_optimal.c). */

@@ -136,16 +136,20 @@ static void bl_case(const char *label, nav_mesh *m) {
     free(b3);
 }
 
-void bench_blobload(void) {
-    printf("\n== blobload: nav_mesh_deserialize, version 3 against a rebuild (best of %d)\n",
-           BL_RUNS);
-    bl_case("8 MiB grid 504 x 504", bl_grid(504));
+nav_mesh *bench_rooms_mesh(void) {
     fx_random_opts o = fx_random_defaults();
     o.width = o.height = 330;
     o.hole_ratio = 0.08f;
     o.walls = 1;
     o.triangulate = 1;
-    nav_mesh *m = fx_random(13, &o);
+    return fx_random(13, &o);
+}
+
+void bench_blobload(void) {
+    printf("\n== blobload: nav_mesh_deserialize, version 3 against a rebuild (best of %d)\n",
+           BL_RUNS);
+    bl_case("8 MiB grid 504 x 504", bl_grid(504));
+    nav_mesh *m = bench_rooms_mesh();
     bl_case("rooms and walls ~100,000 polygons", m);
     nav_mesh_free(m);
 }

@@ -25,7 +25,6 @@
 #include "nav/nav_mesh.h"
 #include "tests/bench/bench.h"
 #include "tests/test_cluster.h"
-#include "tests/test_fixtures.h"
 #include "tests/test_http.h"
 
 #define BP_REPLICAS 3
@@ -63,16 +62,11 @@ static char *bp_grid(int n, int lift, size_t *len) {
     return s;
 }
 
-/* The rooms-and-walls mesh of bench_blobload (about 130,000 polygons, an
-   8 MiB stored blob with its corner graph: the size the issue names, with
-   the walls and corners of a real level), lifted by `lift`, as upload JSON. */
+/* bench_rooms_mesh (an 8 MiB stored blob with its corner graph: the size
+   the issue names, with the walls and corners of a real level), lifted by
+   `lift`, as upload JSON. */
 static char *bp_rooms(int lift, size_t *len) {
-    fx_random_opts o = fx_random_defaults();
-    o.width = o.height = 330;
-    o.hole_ratio = 0.08f;
-    o.walls = 1;
-    o.triangulate = 1;
-    nav_mesh *m = fx_random(13, &o);
+    nav_mesh *m = bench_rooms_mesh();
     nav_mesh_input in;
     nav_mesh_as_input(m, &in);
     size_t cap =
