@@ -152,7 +152,8 @@ nav_status api_profiles_deserialize(const uint8_t *blob, size_t len, api_profile
             st = NAV_E_CORRUPT;
             break;
         }
-        st = nav_mesh_deserialize(blob + at + 4, bl, &p[got].mesh, NULL);
+        /* the container's CRC, checked above, covers these bytes */
+        st = nav_mesh_deserialize_checked(blob + at + 4, bl, &p[got].mesh, NULL);
         at += 4 + (size_t)bl;
     }
     if (st == NAV_OK && at != end)

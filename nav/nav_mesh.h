@@ -165,6 +165,12 @@ bool nav_mesh_reachable(const nav_mesh *m, uint32_t a, uint32_t b);
 nav_status nav_mesh_serialize(const nav_mesh *m, uint8_t **out, size_t *len);
 /* Rebuilds a mesh from nav_mesh_serialize's bytes; NAV_E_CORRUPT on any damage. */
 nav_status nav_mesh_deserialize(const uint8_t *data, size_t len, nav_mesh **out, nav_error *err);
+/* The same for bytes whose integrity the caller has checked already (a
+   container whose own CRC covers them): the blob's checksums are not
+   recomputed, every structural check still runs. A replica's load of an
+   8 MiB mesh otherwise reads the same bytes twice for CRCs. */
+nav_status nav_mesh_deserialize_checked(const uint8_t *data, size_t len, nav_mesh **out,
+                                        nav_error *err);
 
 /*
  * A view of the mesh in the upload form (welded vertices, normalized winding),
