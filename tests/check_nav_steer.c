@@ -335,6 +335,52 @@ START_TEST(crowd_crossing_corridor) {
 }
 END_TEST
 
+/* Two groups of 6 (3 columns x 2 rows, 1.1 m apart, radius 0.5, 3.5 m/s)
+   fill the two ends of a 4 m wide corridor and swap ends, each agent to
+   its mirror image (x -> 24 - x): the longest trip is 22 m, 6.3 s at full
+   speed. Within 20 s every agent must stand within 1 m of its spot, and
+   no two may ever overlap by more than 5 cm. The last metres are a swap
+   inside a packed block (an agent's spot is held by one of the other group
+   until it leaves); earlier builds, which avoided to the end, let 2 of the
+   12 give way past their spots to the corridor's end, where they stayed
+   boxed in behind agents standing on theirs (README, "Steering": the final
+   approach). */
+START_TEST(opposing_groups_swap_corridor) {
+    nav_mesh *m = corridor(24, 4);
+    sim w;
+    sim_init(&w, m, 12, 0);
+    for (uint32_t i = 0; i < 12; i++) {
+        uint32_t g = i / 6, c = (i % 6) / 2, r = i % 2;
+        float x = 1.0f + 1.1f * (float)c, z = 1.45f + 1.1f * (float)r;
+        w.in[i] = agent_at(g == 0 ? x : 24.0f - x, z, NAV_BEHAVIOR_ARRIVE);
+        w.in[i].radius = 0.5f;
+        w.in[i].max_speed = 3.5f;
+        set_target(&w.in[i], g == 0 ? 24.0f - x : x, z);
+    }
+    float min_gap = INFINITY;
+    int done_tick = -1;
+    for (int tick = 0; tick < 400 && done_tick < 0; tick++) {
+        sim_tick(&w);
+        bool all = true;
+        for (uint32_t i = 0; i < 12; i++) {
+            ck_assert_int_eq(w.out[i].status, NAV_OK);
+            for (uint32_t j = i + 1; j < 12; j++) {
+                float gap = dxz(w.out[i].pos, w.out[j].pos) - 1.0f;
+                if (gap < min_gap)
+                    min_gap = gap;
+            }
+            all = all && dxz(w.out[i].pos, w.in[i].target) <= 1.0f;
+        }
+        if (all)
+            done_tick = tick;
+    }
+    ck_assert_msg(done_tick >= 0, "not all agents within 1 m of their spots after 20 s");
+    ck_assert_msg(min_gap > -0.05f, "agents overlapped by %g", (double)-min_gap);
+    sim_free(&w);
+    nav_mesh_free(m);
+}
+END_TEST
+
 /* Arrive: after entering arrive_radius the speed never increases, the agent
    never passes the target, and it stops within the tolerance. */
 START_TEST(arrive_stops_without_oscillation) {
@@ -1632,6 +1678,7 @@ Suite *nav_steer_suite(void) {
     tcase_add_test(st, link_yields_action);
     tcase_add_test(st, determinism_bit_identical);
     tcase_add_test(st, crowd_crossing_corridor);
+    tcase_add_test(st, opposing_groups_swap_corridor);
     tcase_add_test(st, property_random_meshes_stay_on_mesh);
     tcase_add_test(st, avoiding_keeps_requested_behavior);
     tcase_add_test(st, corners_two_near_the_end);
