@@ -381,6 +381,51 @@ START_TEST(opposing_groups_swap_corridor) {
 }
 END_TEST
 
+/* One tick: agent 0 (radius 0.5, at full speed 3.5 m/s toward a goal 13 m
+   ahead) is wedged among four others that each overlap it by 0.1 m (centres
+   0.9 m away at 45, 135, 225 and 315 degrees) and walk toward it at 0.5 m/s.
+   Every candidate velocity closes on one of them at least: for neighbour k
+   (unit offset n_k, velocity -0.5 n_k) the reciprocal closing speed is
+   (2v - v0) . n_k + 0.5, and the four n_k sum to zero, so these cannot all
+   be <= 0. So every candidate has contact time 0 and the same time-of-impact
+   term; what tells them apart is W_DES |v - desired| + W_CUR |v - current|
+   (3.5 + 0.75 times |v - (3.5, 0)| / 3.5 here, desired = current) and the
+   side term (0 to 0.75). A wedged fast agent pays no pressing term (README,
+   "Steering", step 3), so the desired velocity, at most 0.75, beats every
+   candidate more than 0.75 / (4.25 / 3.5) = 0.618 m/s from it. Before that
+   rule the pressing term picked a braking velocity, (2.19, 0). */
+START_TEST(wedged_fast_agent_keeps_its_way) {
+    nav_mesh *m = corridor(20, 20);
+    sim w;
+    sim_init(&w, m, 5, 0);
+    static nav_avoid_record rec[5];
+    memset(rec, 0, sizeof rec);
+    w.p.avoid_debug = rec;
+    w.in[0] = agent_at(5, 10, NAV_BEHAVIOR_ARRIVE);
+    w.in[0].vel[0] = 3.5f;
+    set_target(&w.in[0], 18, 10);
+    for (uint32_t k = 0; k < 4; k++) {
+        float c = (k == 0 || k == 3) ? 0.70710678f : -0.70710678f;
+        float z = k < 2 ? 0.70710678f : -0.70710678f;
+        nav_agent_in *a = &w.in[1 + k];
+        *a = agent_at(5 + 0.9f * c, 10 + 0.9f * z, NAV_BEHAVIOR_IDLE);
+        a->vel[0] = -0.5f * c;
+        a->vel[2] = -0.5f * z;
+    }
+    for (uint32_t i = 0; i < 5; i++) {
+        w.in[i].radius = 0.5f;
+        w.in[i].max_speed = 3.5f;
+    }
+    sim_tick(&w);
+    ck_assert_uint_gt(rec[0].nsamples, 0);
+    float dx = rec[0].chosen[0] - 3.5f, dz = rec[0].chosen[2];
+    ck_assert_msg(hypotf(dx, dz) < 0.618f, "chose (%g, %g), not near the desired (3.5, 0)",
+                  (double)rec[0].chosen[0], (double)rec[0].chosen[2]);
+    sim_free(&w);
+    nav_mesh_free(m);
+}
+END_TEST
+
 /* Arrive: after entering arrive_radius the speed never increases, the agent
    never passes the target, and it stops within the tolerance. */
 START_TEST(arrive_stops_without_oscillation) {
@@ -1679,6 +1724,7 @@ Suite *nav_steer_suite(void) {
     tcase_add_test(st, determinism_bit_identical);
     tcase_add_test(st, crowd_crossing_corridor);
     tcase_add_test(st, opposing_groups_swap_corridor);
+    tcase_add_test(st, wedged_fast_agent_keeps_its_way);
     tcase_add_test(st, property_random_meshes_stay_on_mesh);
     tcase_add_test(st, avoiding_keeps_requested_behavior);
     tcase_add_test(st, corners_two_near_the_end);
