@@ -46,6 +46,14 @@
  * its goal, so in a jam it was shoved off and queued again: crowd bench
  * 130 / 256 / 438 agents within 1 m of their target at 6 / 15 / 30 s with
  * this rule, 96 / 189 / 325 without (the jam rule above on in both).
+ * Deadlock breaker: an agent at NUDGE_SPEED of max_speed or slower whose
+ * best candidate is slower still, while its desired velocity would touch
+ * agents standing still (and no moving agent nor obstacle), takes its
+ * desired direction at NUDGE_SPEED instead: separation pushes the standing
+ * ones aside. Without it, an agent touching a standing one in its way (an
+ * arrived agent on the spot next to its own, a ring of arrived agents with
+ * gaps narrower than itself) found every velocity that does not touch it
+ * dearer than rest, and stood there for good.
  *
  * Separation then pushes still-overlapping agents apart (half the overlap
  * each; all of it against an obstacle, which is never pushed), in up to 8 Jacobi
@@ -78,6 +86,8 @@
 #define JAM_PRESS_SPEED 0.6f /* of max_speed: slower pays no W_OVL */
 #define JAM_WEDGED 3         /* overlapped neighbours: a wedged agent pays no W_OVL */
 #define FINAL_APPROACH 2.0f  /* arrive radii of path before the stop: no avoidance */
+#define NUDGE_SPEED 0.2f     /* of max_speed: a stuck agent's push through standing ones */
+#define NUDGE_SOON 0.5f      /* s: contact this soon is touching, for the nudge */
 #define RING_DIVS 6
 #define SEP_PASSES 8
 #define STILL_SPEED 0.05f /* m/s: a neighbour slower than this stands still */
@@ -476,6 +486,23 @@ static void collect_boundary(nav_steer *s, uint32_t i, float range) {
     }
 }
 
+/* May a stuck agent nudge at (ux, uz)? It must touch, within NUDGE_SOON,
+   an agent that stands still, and no moving agent nor obstacle: a standing
+   agent is pushed aside by separation, a moving one would be run through. */
+static bool nudge_ok(const avoid_ctx *c, float ux, float uz) {
+    bool touch = false;
+    for (uint32_t j = 0; j < c->n; j++) {
+        float t = toi_circle(c->rx[j], c->rz[j], c->k[j] * ux - c->ox[j], c->k[j] * uz - c->oz[j],
+                             c->rr[j], c->horizon);
+        if (t >= NUDGE_SOON)
+            continue;
+        if (j >= c->nagents || !c->still[j])
+            return false;
+        touch = true;
+    }
+    return touch;
+}
+
 bool steer_avoid(nav_steer *s, uint32_t i, const float dv[2], float goal_dist, float v[2]) {
     const nav_agent_in *in = &s->in[i];
     const steer_agent *a = &s->agents[i];
@@ -603,6 +630,15 @@ bool steer_avoid(nav_steer *s, uint32_t i, const float dv[2], float goal_dist, f
         k.rec->chosen[0] = bx;
         k.rec->chosen[1] = 0.0f;
         k.rec->chosen[2] = bz;
+    }
+    /* stuck against agents standing in the way: nudge through them */
+    /* (1.01: an agent nudged last tick reports NUDGE_SPEED, give or take rounding) */
+    if (ld > 1e-4f &&
+        c.vx * c.vx + c.vz * c.vz <= 1.0201f * NUDGE_SPEED * NUDGE_SPEED * c.vmax * c.vmax &&
+        bx * bx + bz * bz < NUDGE_SPEED * NUDGE_SPEED * c.vmax * c.vmax &&
+        nudge_ok(&c, dv[0] / ld * NUDGE_SPEED * c.vmax, dv[1] / ld * NUDGE_SPEED * c.vmax)) {
+        bx = dv[0] / ld * NUDGE_SPEED * c.vmax;
+        bz = dv[1] / ld * NUDGE_SPEED * c.vmax;
     }
     v[0] = bx;
     v[1] = bz;

@@ -426,6 +426,55 @@ START_TEST(wedged_fast_agent_keeps_its_way) {
 }
 END_TEST
 
+/* Three walkers (radius 0.5, 3.5 m/s) cross a 4 m corridor blocked by 18
+   idle agents packed 6 x 3, 1 m apart (touching), to spots 26 m ahead: no
+   gap lets a body through, so they must push the standing agents aside.
+   Pushing at 0.2 max_speed (0.7 m/s) through the 6 m block and walking the
+   other 20 m at full speed takes about 14 s; within 45 s all three must be
+   within 1 m of their spots, and no two agents may overlap by more than
+   5 cm. Earlier builds stood at the block for good: every velocity that
+   does not touch a standing agent cost more than rest (README, "Steering",
+   the deadlock breaker). */
+START_TEST(walkers_push_through_standing_block) {
+    nav_mesh *m = corridor(30, 4);
+    sim w;
+    sim_init(&w, m, 21, 0);
+    for (uint32_t i = 0; i < 18; i++)
+        w.in[i] = agent_at(12.0f + (float)(i / 3), 1.0f + (float)(i % 3), NAV_BEHAVIOR_IDLE);
+    for (uint32_t i = 18; i < 21; i++) {
+        float z = 0.9f + 1.1f * (float)(i - 18);
+        w.in[i] = agent_at(2.0f, z, NAV_BEHAVIOR_ARRIVE);
+        set_target(&w.in[i], 28.0f, z);
+    }
+    for (uint32_t i = 0; i < 21; i++) {
+        w.in[i].radius = 0.5f;
+        w.in[i].max_speed = 3.5f;
+    }
+    float min_gap = INFINITY;
+    int done_tick = -1;
+    for (int tick = 0; tick < 900 && done_tick < 0; tick++) {
+        sim_tick(&w);
+        bool all = true;
+        for (uint32_t i = 0; i < 21; i++) {
+            ck_assert_int_eq(w.out[i].status, NAV_OK);
+            for (uint32_t j = i + 1; j < 21; j++) {
+                float gap = dxz(w.out[i].pos, w.out[j].pos) - 1.0f;
+                if (gap < min_gap)
+                    min_gap = gap;
+            }
+            if (i >= 18)
+                all = all && dxz(w.out[i].pos, w.in[i].target) <= 1.0f;
+        }
+        if (all)
+            done_tick = tick;
+    }
+    ck_assert_msg(done_tick >= 0, "walkers not through the block after 45 s");
+    ck_assert_msg(min_gap > -0.05f, "agents overlapped by %g", (double)-min_gap);
+    sim_free(&w);
+    nav_mesh_free(m);
+}
+END_TEST
+
 /* Arrive: after entering arrive_radius the speed never increases, the agent
    never passes the target, and it stops within the tolerance. */
 START_TEST(arrive_stops_without_oscillation) {
@@ -1725,6 +1774,7 @@ Suite *nav_steer_suite(void) {
     tcase_add_test(st, crowd_crossing_corridor);
     tcase_add_test(st, opposing_groups_swap_corridor);
     tcase_add_test(st, wedged_fast_agent_keeps_its_way);
+    tcase_add_test(st, walkers_push_through_standing_block);
     tcase_add_test(st, property_random_meshes_stay_on_mesh);
     tcase_add_test(st, avoiding_keeps_requested_behavior);
     tcase_add_test(st, corners_two_near_the_end);
