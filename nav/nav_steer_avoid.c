@@ -30,11 +30,12 @@
  *     fast one still must not run through bodies (without the term at all,
  *     tests/check_nav_steer.c's corridor crossing overlapped by 18 cm).
  *     Nor does a fast agent wedged in a jam, overlapping JAM_WEDGED or more
- *     of its neighbours: the least pressing velocity is then rest against
- *     them all, and a packed crowd with counter-flows stood still (crowd
- *     bench, with the next rule: 92 / 156 / 274 within 1 m at 6 / 15 / 30 s
- *     with the term, 130 / 256 / 438 without); one or two overlaps (the
- *     meetings of check_nav_steer's corridor crossing) keep it.
+ *     of its neighbours: the least pressing velocity is then mostly a
+ *     braking one, and a packed jam drained slowly (crowd bench, with the
+ *     next rule: 92 / 156 / 274 within 1 m at 6 / 15 / 30 s with the term,
+ *     130 / 256 / 438 without; tests/check_nav_steer.c
+ *     wedged_fast_agent_keeps_its_way); one or two overlaps (the meetings of
+ *     check_nav_steer's corridor crossing) keep it.
  *   + W_WALL * (1 - t_wall / wall_horizon)              (the centre crossing a
  *     wall segment of the local boundary within about two ticks: meshes are
  *     eroded by the agent radius, so the centre, not the rim, must stay in).
