@@ -150,12 +150,14 @@ typedef struct nav_obstacle {
  * candidate velocity the sampled avoidance scored, in the order scored, with
  * its full penalty (never the early-out bound), and the one it chose: the
  * first candidate of lowest penalty (ties keep the earlier). `chosen` is
- * avoidance's answer before the later stages of steer_agent_tick: crowd
+ * the sampling's answer before the deadlock breaker (a stuck agent's nudge,
+ * nav_steer_avoid.c) and the later stages of steer_agent_tick: crowd
  * arrival may stop the agent, the acceleration and speed limits clamp it and
  * a wall slides it, so the reported velocity may differ from it.
  * nsamples is 0 when avoidance did not sample for the agent: avoidance off,
- * max_speed 0, a settled agent, no neighbour or obstacle in range, or the
- * desired velocity meets nobody within the horizon (kept as is).
+ * max_speed 0, a settled agent, one in its final approach, no neighbour or
+ * obstacle in range, or the desired velocity meets nobody within the horizon
+ * (kept as is).
  */
 #define NAV_STEER_AVOID_SAMPLES 32 /* desired + rest + 2 rings of 6 + 3 x 6 refinements */
 typedef struct nav_avoid_record {

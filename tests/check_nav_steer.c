@@ -335,6 +335,146 @@ START_TEST(crowd_crossing_corridor) {
 }
 END_TEST
 
+/* Two groups of 6 (3 columns x 2 rows, 1.1 m apart, radius 0.5, 3.5 m/s)
+   fill the two ends of a 4 m wide corridor and swap ends, each agent to
+   its mirror image (x -> 24 - x): the longest trip is 22 m, 6.3 s at full
+   speed. Within 20 s every agent must stand within 1 m of its spot, and
+   no two may ever overlap by more than 5 cm. The last metres are a swap
+   inside a packed block (an agent's spot is held by one of the other group
+   until it leaves); earlier builds, which avoided to the end, let 2 of the
+   12 give way past their spots to the corridor's end, where they stayed
+   boxed in behind agents standing on theirs (README, "Steering": the final
+   approach). */
+START_TEST(opposing_groups_swap_corridor) {
+    nav_mesh *m = corridor(24, 4);
+    sim w;
+    sim_init(&w, m, 12, 0);
+    for (uint32_t i = 0; i < 12; i++) {
+        uint32_t g = i / 6, c = (i % 6) / 2, r = i % 2;
+        float x = 1.0f + 1.1f * (float)c, z = 1.45f + 1.1f * (float)r;
+        w.in[i] = agent_at(g == 0 ? x : 24.0f - x, z, NAV_BEHAVIOR_ARRIVE);
+        w.in[i].radius = 0.5f;
+        w.in[i].max_speed = 3.5f;
+        set_target(&w.in[i], g == 0 ? 24.0f - x : x, z);
+    }
+    float min_gap = INFINITY;
+    int done_tick = -1;
+    for (int tick = 0; tick < 400 && done_tick < 0; tick++) {
+        sim_tick(&w);
+        bool all = true;
+        for (uint32_t i = 0; i < 12; i++) {
+            ck_assert_int_eq(w.out[i].status, NAV_OK);
+            for (uint32_t j = i + 1; j < 12; j++) {
+                float gap = dxz(w.out[i].pos, w.out[j].pos) - 1.0f;
+                if (gap < min_gap)
+                    min_gap = gap;
+            }
+            all = all && dxz(w.out[i].pos, w.in[i].target) <= 1.0f;
+        }
+        if (all)
+            done_tick = tick;
+    }
+    ck_assert_msg(done_tick >= 0, "not all agents within 1 m of their spots after 20 s");
+    ck_assert_msg(min_gap > -0.05f, "agents overlapped by %g", (double)-min_gap);
+    sim_free(&w);
+    nav_mesh_free(m);
+}
+END_TEST
+
+/* One tick: agent 0 (radius 0.5, at full speed 3.5 m/s toward a goal 13 m
+   ahead) is wedged among four others that each overlap it by 0.1 m (centres
+   0.9 m away at 45, 135, 225 and 315 degrees) and walk toward it at 0.5 m/s.
+   Every candidate velocity closes on one of them at least: for neighbour k
+   (unit offset n_k, velocity -0.5 n_k) the reciprocal closing speed is
+   (2v - v0) . n_k + 0.5, and the four n_k sum to zero, so these cannot all
+   be <= 0. So every candidate has contact time 0 and the same time-of-impact
+   term; what tells them apart is W_DES |v - desired| + W_CUR |v - current|
+   (3.5 + 0.75 times |v - (3.5, 0)| / 3.5 here, desired = current) and the
+   side term (0 to 0.75). A wedged fast agent pays no pressing term (README,
+   "Steering", step 3), so the desired velocity, at most 0.75, beats every
+   candidate more than 0.75 / (4.25 / 3.5) = 0.618 m/s from it. Before that
+   rule the pressing term picked a braking velocity, (2.19, 0). */
+START_TEST(wedged_fast_agent_keeps_its_way) {
+    nav_mesh *m = corridor(20, 20);
+    sim w;
+    sim_init(&w, m, 5, 0);
+    static nav_avoid_record rec[5];
+    memset(rec, 0, sizeof rec);
+    w.p.avoid_debug = rec;
+    w.in[0] = agent_at(5, 10, NAV_BEHAVIOR_ARRIVE);
+    w.in[0].vel[0] = 3.5f;
+    set_target(&w.in[0], 18, 10);
+    for (uint32_t k = 0; k < 4; k++) {
+        float c = (k == 0 || k == 3) ? 0.70710678f : -0.70710678f;
+        float z = k < 2 ? 0.70710678f : -0.70710678f;
+        nav_agent_in *a = &w.in[1 + k];
+        *a = agent_at(5 + 0.9f * c, 10 + 0.9f * z, NAV_BEHAVIOR_IDLE);
+        a->vel[0] = -0.5f * c;
+        a->vel[2] = -0.5f * z;
+    }
+    for (uint32_t i = 0; i < 5; i++) {
+        w.in[i].radius = 0.5f;
+        w.in[i].max_speed = 3.5f;
+    }
+    sim_tick(&w);
+    ck_assert_uint_gt(rec[0].nsamples, 0);
+    float dx = rec[0].chosen[0] - 3.5f, dz = rec[0].chosen[2];
+    ck_assert_msg(hypotf(dx, dz) < 0.618f, "chose (%g, %g), not near the desired (3.5, 0)",
+                  (double)rec[0].chosen[0], (double)rec[0].chosen[2]);
+    sim_free(&w);
+    nav_mesh_free(m);
+}
+END_TEST
+
+/* Three walkers (radius 0.5, 3.5 m/s) cross a 4 m corridor blocked by 18
+   idle agents packed 6 x 3, 1 m apart (touching), to spots 26 m ahead: no
+   gap lets a body through, so they must push the standing agents aside.
+   Pushing at 0.2 max_speed (0.7 m/s) through the 6 m block and walking the
+   other 20 m at full speed takes about 14 s; within 45 s all three must be
+   within 1 m of their spots, and no two agents may overlap by more than
+   5 cm. Earlier builds stood at the block for good: every velocity that
+   does not touch a standing agent cost more than rest (README, "Steering",
+   the deadlock breaker). */
+START_TEST(walkers_push_through_standing_block) {
+    nav_mesh *m = corridor(30, 4);
+    sim w;
+    sim_init(&w, m, 21, 0);
+    for (uint32_t i = 0; i < 18; i++)
+        w.in[i] = agent_at(12.0f + (float)(i / 3), 1.0f + (float)(i % 3), NAV_BEHAVIOR_IDLE);
+    for (uint32_t i = 18; i < 21; i++) {
+        float z = 0.9f + 1.1f * (float)(i - 18);
+        w.in[i] = agent_at(2.0f, z, NAV_BEHAVIOR_ARRIVE);
+        set_target(&w.in[i], 28.0f, z);
+    }
+    for (uint32_t i = 0; i < 21; i++) {
+        w.in[i].radius = 0.5f;
+        w.in[i].max_speed = 3.5f;
+    }
+    float min_gap = INFINITY;
+    int done_tick = -1;
+    for (int tick = 0; tick < 900 && done_tick < 0; tick++) {
+        sim_tick(&w);
+        bool all = true;
+        for (uint32_t i = 0; i < 21; i++) {
+            ck_assert_int_eq(w.out[i].status, NAV_OK);
+            for (uint32_t j = i + 1; j < 21; j++) {
+                float gap = dxz(w.out[i].pos, w.out[j].pos) - 1.0f;
+                if (gap < min_gap)
+                    min_gap = gap;
+            }
+            if (i >= 18)
+                all = all && dxz(w.out[i].pos, w.in[i].target) <= 1.0f;
+        }
+        if (all)
+            done_tick = tick;
+    }
+    ck_assert_msg(done_tick >= 0, "walkers not through the block after 45 s");
+    ck_assert_msg(min_gap > -0.05f, "agents overlapped by %g", (double)-min_gap);
+    sim_free(&w);
+    nav_mesh_free(m);
+}
+END_TEST
+
 /* Arrive: after entering arrive_radius the speed never increases, the agent
    never passes the target, and it stops within the tolerance. */
 START_TEST(arrive_stops_without_oscillation) {
@@ -1632,6 +1772,9 @@ Suite *nav_steer_suite(void) {
     tcase_add_test(st, link_yields_action);
     tcase_add_test(st, determinism_bit_identical);
     tcase_add_test(st, crowd_crossing_corridor);
+    tcase_add_test(st, opposing_groups_swap_corridor);
+    tcase_add_test(st, wedged_fast_agent_keeps_its_way);
+    tcase_add_test(st, walkers_push_through_standing_block);
     tcase_add_test(st, property_random_meshes_stay_on_mesh);
     tcase_add_test(st, avoiding_keeps_requested_behavior);
     tcase_add_test(st, corners_two_near_the_end);
