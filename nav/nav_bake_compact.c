@@ -277,6 +277,12 @@ nav_status nb_edge_distance(nb_chf *chf) {
     nb_chamfer(chf, dist);
     free(chf->edist);
     chf->edist = dist;
+    /* the connections and clearances were only needed to link the spans:
+       from here on every stage reads the neighbour table */
+    free(chf->con);
+    free(chf->hgt);
+    chf->con = NULL;
+    chf->hgt = NULL;
     return NAV_OK;
 }
 

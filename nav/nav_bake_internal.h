@@ -86,8 +86,9 @@ typedef struct nb_chf {
     uint32_t *first; /* w*h + 1: spans of cell i are [first[i], first[i+1]) */
     uint32_t nspans;
     uint16_t *y;     /* floor height (cells) */
-    uint8_t *hgt;    /* clearance (cells, clamped to 255) */
-    uint32_t *con;   /* 4 x 6 bits: layer index in the neighbour cell or NB_NOCON */
+    uint8_t *hgt;    /* clearance (cells, clamped to 255); freed by nb_edge_distance */
+    uint32_t *con;   /* 4 x 6 bits: layer index in the neighbour cell or NB_NOCON;
+                        freed by nb_edge_distance (nei replaces it) */
     uint8_t *area;   /* after filters, before volumes and erosion */
     uint16_t *edist; /* chamfer distance to the walkable area's edge (nb_edge_distance) */
     uint32_t *nei;   /* 4 per span: the neighbour span in each direction or NB_NONE

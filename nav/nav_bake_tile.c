@@ -93,10 +93,11 @@ static double nb_now_ms(void) {
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* Bytes per span a profile's stages hold at most: areas, regions, two
-   distance fields, growth distances, the sweep's sorted list (span indices)
-   and scratch. */
-#define NB_PROFILE_SPAN_BYTES (1 + 2 + 2 * 2 + 2 + 4 + 8)
+/* Bytes per span a profile's stages hold at most: areas, regions, the
+   distance field and its blur (the field's memory then holds the growth
+   distances) and the sweep's sorted list, which is also the candidate
+   list (span indices). */
+#define NB_PROFILE_SPAN_BYTES (1 + 2 + 2 * 2 + 4)
 
 /* ---- one bake's plan ---- */
 typedef struct nb_group {
@@ -151,10 +152,11 @@ static size_t nb_chf_bytes(const nb_chf *c) {
     return ((size_t)c->w * c->h + 1) * 4 + (size_t)c->nspans * (2 + 1 + 4 + 1 + 2);
 }
 
-/* The compact heightfield once the profiles run: with its neighbour table
-   (16 bytes per span), built after the heightfield is freed. */
+/* The compact heightfield once the profiles run: its neighbour table (16
+   bytes per span, built after the heightfield is freed) replaces the
+   connections and clearances (5 bytes). */
 static size_t nb_chf_live_bytes(const nb_chf *c) {
-    return nb_chf_bytes(c) + (size_t)c->nspans * 16;
+    return nb_chf_bytes(c) + (size_t)c->nspans * (16 - 5);
 }
 
 /* Regions, contours, polygons and detail for one profile on a shared chf. */
@@ -341,8 +343,11 @@ static nav_status nb_group_tile(nb_plan *pl, int tile, const nb_group *g, nav_er
                              need, (unsigned long long)ctx->lim->max_memory);
     }
     /* while the compact heightfield is built the heightfield is alive,
-       the neighbour table not yet */
+       the neighbour table not yet; then the table is built beside the
+       connections it replaces */
     size_t peak = hf_bytes + nb_chf_bytes(&chf);
+    if (nb_chf_bytes(&chf) + (size_t)chf.nspans * 16 > peak)
+        peak = nb_chf_bytes(&chf) + (size_t)chf.nspans * 16;
     st = nb_tile_profiles(pl, tile, g, &chf, &peak);
     if (peak > pl->tile_bytes[tile])
         pl->tile_bytes[tile] = peak;
