@@ -208,7 +208,7 @@ typedef struct nb_grid {
     int ts, ntx, ntz;  /* ts 0: one tile */
     int ytol;          /* cells: a vertex on a tile line joins an edge within this height */
     double min_island; /* m^2: tiled bakes drop connected groups of polygons smaller */
-    uint32_t threads;  /* for the mesh's corner graph */
+    uint32_t threads;  /* for the mesh's corner graph; 0: none (a mesh only probed for links) */
 } nb_grid;
 /* Joins the tiles' polygons of profile p (out[tile * stride + p]) into one
    mesh; NAV_E_EMPTY when there is no polygon. */

@@ -576,8 +576,15 @@ static nav_status nb_finish_profile(nb_plan *pl, const nav_level *level, uint32_
         for (uint32_t j = 0; j < pl->groups[k].n; j++)
             if (pl->groups[k].members[j] == p)
                 g.ytol = pl->groups[k].climb;
+    /* a profile with links is joined again with them, and only that mesh
+       is kept: the first one needs no corner graph (the links' probes do
+       not search paths) */
+    uint32_t graph_threads = g.threads;
+    if (nb_has_links(pr))
+        g.threads = 0;
     nav_status st =
         nb_assemble(pl->out, pl->nprof, pl->twin[p], &g, NULL, 0, &meshes_out[p], &np, err);
+    g.threads = graph_threads;
     if (st == NAV_E_EMPTY)
         nav_bake_fail(err, st, "profiles.%s has no walkable surface", pr->name);
     if (report)
@@ -590,12 +597,13 @@ static nav_status nb_finish_profile(nb_plan *pl, const nav_level *level, uint32_
         nav_link_input *links = NULL;
         uint32_t nl = 0;
         st = *tg ? nb_links(meshes_out[p], *tg, pr, s->cell_size, &links, &nl) : NAV_E_NOMEM;
-        if (st == NAV_OK && nl > 0) {
-            /* the same polygons again, now with their links */
+        if (st == NAV_OK) {
+            /* the same polygons again, now with their links (if any) and
+               the corner graph */
             nav_mesh_free(meshes_out[p]);
             meshes_out[p] = NULL;
             st = nb_assemble(pl->out, pl->nprof, p, &g, links, nl, &meshes_out[p], &np, err);
-        } else if (st != NAV_OK) {
+        } else {
             nav_bake_fail(err, st, "out of memory");
         }
         free(links);
