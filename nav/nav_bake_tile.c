@@ -148,15 +148,16 @@ static void nb_plan_fail(nb_plan *pl, int tile, nav_status st, const char *msg) 
     atomic_store(&pl->ctx->cancelled, 1);
 }
 
+/* The compact heightfield beside the heightfield: cells, floors,
+   clearances, areas. */
 static size_t nb_chf_bytes(const nb_chf *c) {
-    return ((size_t)c->w * c->h + 1) * 4 + (size_t)c->nspans * (2 + 1 + 4 + 1 + 2);
+    return ((size_t)c->w * c->h + 1) * 4 + (size_t)c->nspans * (2 + 1 + 1);
 }
 
-/* The compact heightfield once the profiles run: its neighbour table (16
-   bytes per span, built after the heightfield is freed) replaces the
-   connections and clearances (5 bytes). */
+/* Once linked (the heightfield freed): the neighbour table (16 bytes per
+   span) and the edge distance (2) replace the clearances (1). */
 static size_t nb_chf_live_bytes(const nb_chf *c) {
-    return nb_chf_bytes(c) + (size_t)c->nspans * (16 - 5);
+    return nb_chf_bytes(c) + (size_t)c->nspans * (16 + 2 - 1);
 }
 
 /* Regions, contours, polygons and detail for one profile on a shared chf. */
@@ -320,11 +321,13 @@ static nav_status nb_group_tile(nb_plan *pl, int tile, const nb_group *g, nav_er
     }
     double t = nb_now_ms();
     nb_chf chf;
-    st = nb_chf_build(&hf, g->height, g->climb, pl->ts ? pl->border : 0, &chf, ctx);
+    st = nb_chf_build(&hf, g->height, g->climb, pl->ts ? pl->border : 0, &chf);
     nb_hf_free(&hf);
     if (st != NAV_OK)
         return st;
-    st = nb_edge_distance(&chf);
+    st = nb_chf_link(&chf, ctx);
+    if (st == NAV_OK)
+        st = nb_edge_distance(&chf);
     if (st != NAV_OK) {
         nb_chf_free(&chf);
         return st;
@@ -343,11 +346,8 @@ static nav_status nb_group_tile(nb_plan *pl, int tile, const nb_group *g, nav_er
                              need, (unsigned long long)ctx->lim->max_memory);
     }
     /* while the compact heightfield is built the heightfield is alive,
-       the neighbour table not yet; then the table is built beside the
-       connections it replaces */
+       the neighbour table not yet */
     size_t peak = hf_bytes + nb_chf_bytes(&chf);
-    if (nb_chf_bytes(&chf) + (size_t)chf.nspans * 16 > peak)
-        peak = nb_chf_bytes(&chf) + (size_t)chf.nspans * 16;
     st = nb_tile_profiles(pl, tile, g, &chf, &peak);
     if (peak > pl->tile_bytes[tile])
         pl->tile_bytes[tile] = peak;
