@@ -466,7 +466,7 @@ nav_status nb_assemble(const nb_out *out, uint32_t stride, uint32_t p, const nb_
         .detail_poly_tris = a.dpoly,
     };
     nav_error e = {0};
-    st = nav_mesh_build_ex(&in, NULL, g->threads > 1 ? (int)g->threads : 1, mesh, &e);
+    st = nav_mesh_build_ex(&in, NULL, (int)g->threads, mesh, &e);
     if (st != NAV_OK)
         nav_bake_fail(err, st, "the baked mesh was refused: %s", e.message);
     nb_asm_free(&a, ntiles);

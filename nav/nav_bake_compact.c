@@ -3,10 +3,11 @@
  * to its walkable areas before regions: area volumes and erosion.
  *
  * The compact heightfield keeps only the walkable spans' floors, as flat
- * arrays indexed by span (y, clearance, connections, area), with each cell's
- * spans contiguous (first[]), and links every floor to the floors of its
- * four neighbour cells that an agent can step to (enough clearance where
- * both overlap, a height difference of at most `climb`). It is built once
+ * arrays indexed by span (y, clearance, area), with each cell's spans
+ * contiguous (first[]), and links every floor to the floors of its four
+ * neighbour cells that an agent can step to (enough clearance where both
+ * overlap, a height difference of at most `climb`) in a table of span
+ * indices. It is built once
  * per (height, climb, slope) and shared read-only by every profile; each
  * profile erodes its own copy of the area array.
  */
@@ -20,26 +21,37 @@ void nb_chf_free(nb_chf *chf) {
     free(chf->first);
     free(chf->y);
     free(chf->hgt);
-    free(chf->con);
     free(chf->area);
     free(chf->edist);
     free(chf->nei);
     memset(chf, 0, sizeof *chf);
 }
 
-static bool nb_chf_link(nb_chf *chf, nb_ctx *ctx) {
+/*
+ * Links every floor to the floor of each neighbour cell an agent can step
+ * to (the lowest one with room for the agent where both overlap, within
+ * `climb`), as span indices: the neighbour table every later sweep reads
+ * (distance fields, blur, growth, contours) instead of decoding a
+ * connection and the neighbour cell's first span each time. Reads only
+ * the compact arrays, so the heightfield is freed before the table is
+ * allocated; the clearances are not needed after it.
+ */
+nav_status nb_chf_link(nb_chf *chf, nb_ctx *ctx) {
     const int w = chf->w, h = chf->h;
+    uint32_t *nei = malloc(((size_t)chf->nspans + 1) * 4 * sizeof *nei);
+    if (!nei)
+        return NAV_E_NOMEM;
+    chf->nei = nei;
     for (int z = 0; z < h; z++) {
         if ((z & 15) == 15 && nb_cancelled(ctx))
-            return false;
+            return NAV_E_CANCELLED;
         for (int x = 0; x < w; x++) {
             int c = x + z * w;
             for (uint32_t s = chf->first[c]; s < chf->first[c + 1]; s++) {
-                uint32_t con = 0;
                 int bot = chf->y[s], top = bot + chf->hgt[s];
                 for (int d = 0; d < 4; d++) {
                     int nx = x + nb_dx[d], nz = z + nb_dz[d];
-                    uint32_t link = NB_NOCON;
+                    uint32_t link = NB_NONE;
                     if (nx >= 0 && nz >= 0 && nx < w && nz < h) {
                         int nc = nx + nz * w;
                         for (uint32_t n = chf->first[nc]; n < chf->first[nc + 1]; n++) {
@@ -48,24 +60,25 @@ static bool nb_chf_link(nb_chf *chf, nb_ctx *ctx) {
                             int dy = nbot - bot;
                             if (hi - lo >= chf->walk_height && dy <= chf->walk_climb &&
                                 dy >= -chf->walk_climb) {
-                                uint32_t layer = n - chf->first[nc];
-                                if (layer < NB_NOCON)
-                                    link = layer; /* deeper stacks stay unlinked (62 floors) */
+                                /* deeper stacks stay unlinked (62 floors),
+                                   as in Recast's 6-bit connections */
+                                if (n - chf->first[nc] < NB_NOCON)
+                                    link = n;
                                 break;
                             }
                         }
                     }
-                    con |= link << (d * 6);
+                    nei[(size_t)s * 4 + (size_t)d] = link;
                 }
-                chf->con[s] = con;
             }
         }
     }
-    return true;
+    free(chf->hgt);
+    chf->hgt = NULL;
+    return NAV_OK;
 }
 
-nav_status nb_chf_build(const nb_hf *hf, int height, int climb, int border, nb_chf *chf,
-                        nb_ctx *ctx) {
+nav_status nb_chf_build(const nb_hf *hf, int height, int climb, int border, nb_chf *chf) {
     memset(chf, 0, sizeof *chf);
     chf->x0 = hf->x0;
     chf->z0 = hf->z0;
@@ -87,9 +100,8 @@ nav_status nb_chf_build(const nb_hf *hf, int height, int climb, int border, nb_c
     chf->first = malloc((ncells + 1) * sizeof *chf->first);
     chf->y = malloc((n + 1) * sizeof *chf->y);
     chf->hgt = malloc(n + 1);
-    chf->con = malloc((n + 1) * sizeof *chf->con);
     chf->area = malloc(n + 1);
-    if (!chf->first || !chf->y || !chf->hgt || !chf->con || !chf->area) {
+    if (!chf->first || !chf->y || !chf->hgt || !chf->area) {
         nb_chf_free(chf);
         return NAV_E_NOMEM;
     }
@@ -111,10 +123,6 @@ nav_status nb_chf_build(const nb_hf *hf, int height, int climb, int border, nb_c
         }
     }
     chf->first[ncells] = k;
-    if (!nb_chf_link(chf, ctx)) {
-        nb_chf_free(chf);
-        return NAV_E_CANCELLED;
-    }
     return NAV_OK;
 }
 
@@ -224,27 +232,6 @@ uint16_t nb_chamfer(const nb_chf *chf, uint16_t *d) {
     return maxd;
 }
 
-/* Every span's four neighbours as span indices: the per-span sweeps of
-   every profile (distance field, blur, chamfer, growth) then read one
-   number instead of decoding the connection and the neighbour cell's
-   first span each time. */
-static nav_status nb_chf_neighbours(nb_chf *chf) {
-    uint32_t *nei = malloc(((size_t)chf->nspans + 1) * 4 * sizeof *nei);
-    if (!nei)
-        return NAV_E_NOMEM;
-    for (int z = 0; z < chf->h; z++)
-        for (int x = 0; x < chf->w; x++) {
-            int c = x + z * chf->w;
-            for (uint32_t s = chf->first[c]; s < chf->first[c + 1]; s++)
-                for (int dir = 0; dir < 4; dir++)
-                    nei[(size_t)s * 4 + (size_t)dir] =
-                        nb_con(chf, s, dir) == NB_NOCON ? NB_NONE : nb_nei(chf, x, z, s, dir);
-        }
-    free(chf->nei);
-    chf->nei = nei;
-    return NAV_OK;
-}
-
 /*
  * The distance of every span from the edge of the walkable area: a chamfer
  * distance (nb_chamfer) from every span that is unwalkable or misses a
@@ -253,9 +240,6 @@ static nav_status nb_chf_neighbours(nb_chf *chf) {
  * each profile erodes by thresholding it.
  */
 nav_status nb_edge_distance(nb_chf *chf) {
-    nav_status st = nb_chf_neighbours(chf);
-    if (st != NAV_OK)
-        return st;
     uint16_t *dist = malloc((chf->nspans + 1) * sizeof *dist);
     if (!dist)
         return NAV_E_NOMEM;

@@ -58,7 +58,7 @@ typedef struct nb_dctx {
     size_t qhead, qtail; /* the patch's breadth-first growth still to run */
     int px, pz, pw, ph;
     float pbmin[3], pbmax[3]; /* the polygon's box, for the patch built on first need */
-    bool patch_ready;
+    bool box_ready, patch_ready;
     nav_status patch_st;
     nb_dpt hull[NB_DMAX_HULL];
     int nhull;
@@ -87,7 +87,8 @@ typedef struct nb_dctx {
  * included: they are real floor), so each column gets the floor connected
  * to the polygon's own, not a bridge above or a cellar below.
  */
-static nav_status nb_patch(nb_dctx *d, const float *bmin, const float *bmax) {
+/* The patch's box (cells of the window): the polygon's box plus two. */
+static void nb_patch_box(nb_dctx *d, const float *bmin, const float *bmax) {
     const nb_chf *chf = d->wk->chf;
     int x0 = (int)floorf((bmin[0] - d->bmin[0]) / d->cs) - chf->x0 - 2;
     int z0 = (int)floorf((bmin[2] - d->bmin[2]) / d->cs) - chf->z0 - 2;
@@ -97,15 +98,20 @@ static nav_status nb_patch(nb_dctx *d, const float *bmin, const float *bmax) {
     z0 = z0 < 0 ? 0 : z0;
     x1 = x1 >= chf->w ? chf->w - 1 : x1;
     z1 = z1 >= chf->h ? chf->h - 1 : z1;
-    d->qhead = d->qtail = 0;
     d->px = x0;
     d->pz = z0;
     d->pw = x1 - x0 + 1;
     d->ph = z1 - z0 + 1;
-    if (d->pw <= 0 || d->ph <= 0) {
+    if (d->pw <= 0 || d->ph <= 0)
         d->pw = d->ph = 0;
+}
+
+static nav_status nb_patch(nb_dctx *d) {
+    const nb_chf *chf = d->wk->chf;
+    d->qhead = d->qtail = 0;
+    if (d->pw == 0)
         return NAV_OK;
-    }
+    int x0 = d->px, z0 = d->pz, x1 = d->px + d->pw - 1, z1 = d->pz + d->ph - 1;
     size_t n = (size_t)d->pw * d->ph;
     if (n > d->patch_cap) {
         free(d->patch);
@@ -182,6 +188,17 @@ static uint32_t nb_patch_at(nb_dctx *d, size_t pi) {
     return d->patch[pi];
 }
 
+/* The region's lowest floor in cell (gx, gz) of the window: the patch's
+   seed there, NB_NONE when the region has none. */
+static uint32_t nb_region_floor(const nb_dctx *d, int gx, int gz) {
+    const nb_chf *chf = d->wk->chf;
+    int c = gx + gz * chf->w;
+    for (uint32_t sp = chf->first[c]; sp < chf->first[c + 1]; sp++)
+        if (d->wk->reg[sp] == d->reg)
+            return sp;
+    return NB_NONE;
+}
+
 /* Height of the polygon's floor under (x, z) from the patch; false when
    the patch has no floor there. */
 static bool nb_sample_height(nb_dctx *d, float x, float z, float *y) {
@@ -192,21 +209,44 @@ static bool nb_sample_height(nb_dctx *d, float x, float z, float *y) {
        (its seeds); only cells without one need the grown patch, built on
        first need (most polygons never need it) */
     if (gx >= 0 && gz >= 0 && gx < chf->w && gz < chf->h) {
-        int c = gx + gz * chf->w;
-        for (uint32_t sp = chf->first[c]; sp < chf->first[c + 1]; sp++)
-            if (d->wk->reg[sp] == d->reg) {
-                *y = d->bmin[1] + (float)chf->y[sp] * d->ch;
-                return true;
-            }
+        uint32_t sp = nb_region_floor(d, gx, gz);
+        if (sp != NB_NONE) {
+            *y = d->bmin[1] + (float)chf->y[sp] * d->ch;
+            return true;
+        }
     }
-    if (!d->patch_ready) {
-        d->patch_ready = true;
-        d->patch_st = nb_patch(d, d->pbmin, d->pbmax);
+    if (!d->box_ready) {
+        d->box_ready = true;
+        nb_patch_box(d, d->pbmin, d->pbmax);
     }
-    if (d->patch_st != NAV_OK)
-        return false;
     int cx = gx - d->px, cz = gz - d->pz;
     if (cx < 0 || cz < 0 || cx >= d->pw || cz >= d->ph)
+        return false;
+    if (!d->patch_ready) {
+        /* A cell next to a seed gets, in the growth, the span linked to it
+           from the first such seed in queue order (row by row: above, left,
+           right, below) that has a link towards it: every seed is queued
+           before any grown cell. So a sample next to the region (most
+           are: simplified edges stray from it by a cell) needs no patch. */
+        static const int ddx[4] = {0, -1, 1, 0}, ddz[4] = {-1, 0, 0, 1};
+        static const int towards[4] = {1, 2, 0, 3};
+        for (int k = 0; k < 4; k++) {
+            int nx = cx + ddx[k], nz = cz + ddz[k];
+            if (nx < 0 || nz < 0 || nx >= d->pw || nz >= d->ph)
+                continue;
+            uint32_t seed = nb_region_floor(d, gx + ddx[k], gz + ddz[k]);
+            if (seed == NB_NONE)
+                continue;
+            uint32_t a = nb_nei4(chf, seed, towards[k]);
+            if (a != NB_NONE) {
+                *y = d->bmin[1] + (float)chf->y[a] * d->ch;
+                return true;
+            }
+        }
+        d->patch_ready = true;
+        d->patch_st = nb_patch(d);
+    }
+    if (d->patch_st != NAV_OK)
         return false;
     uint32_t sp = nb_patch_at(d, (size_t)cx + (size_t)cz * d->pw);
     if (sp == NB_NONE)
@@ -601,7 +641,7 @@ static nav_status nb_detail_poly(nb_dctx *d, int pi) {
     d->reg = pm->reg[pi];
     memcpy(d->pbmin, bmin, sizeof d->pbmin);
     memcpy(d->pbmax, bmax, sizeof d->pbmax);
-    d->patch_ready = false;
+    d->box_ready = d->patch_ready = false;
     d->patch_st = NAV_OK;
     for (int k = 0; k < n; k++) {
         memcpy(d->hull[d->nhull].p, corner[k], sizeof corner[k]);

@@ -34,6 +34,10 @@ void nb_filter_low_obstacles(nb_hf *hf, int climb) {
 
 /* True when the span with floor `floor` and ceiling `ceil` is at a drop. */
 static bool nb_is_ledge(const nb_hf *hf, int x, int z, int floor, int ceil, int height, int climb) {
+    /* too low to stand in: no passage into any neighbour, so not a ledge
+       (and the low-height filter drops it) */
+    if (ceil - floor < height)
+        return false;
     const nb_span *sp = hf->spans;
     int lowest = NB_SPAN_MAX, lo_ok = floor, hi_ok = floor;
     for (int d = 0; d < 4; d++) {

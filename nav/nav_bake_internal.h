@@ -23,7 +23,7 @@
 #include "nav/nav_bake.h"
 
 #define NB_NONE 0xffffffffu
-#define NB_NOCON 63           /* "no neighbour" in a 6-bit connection field */
+#define NB_NOCON 63           /* floors a cell may link to per neighbour (Recast: 6 bits) */
 #define NB_SPAN_MAX 0xffff    /* highest span height (cells) */
 #define NB_BORDER_REG 0x8000u /* region flag: the tile border */
 #define NB_AREA_NULL 0        /* not walkable */
@@ -86,28 +86,21 @@ typedef struct nb_chf {
     uint32_t *first; /* w*h + 1: spans of cell i are [first[i], first[i+1]) */
     uint32_t nspans;
     uint16_t *y;     /* floor height (cells) */
-    uint8_t *hgt;    /* clearance (cells, clamped to 255) */
-    uint32_t *con;   /* 4 x 6 bits: layer index in the neighbour cell or NB_NOCON */
+    uint8_t *hgt;    /* clearance (cells, clamped to 255); freed by nb_chf_link */
     uint8_t *area;   /* after filters, before volumes and erosion */
     uint16_t *edist; /* chamfer distance to the walkable area's edge (nb_edge_distance) */
     uint32_t *nei;   /* 4 per span: the neighbour span in each direction or NB_NONE
-                        (nb_edge_distance, for the per-span sweeps of every profile) */
+                        (nb_chf_link; every later sweep reads it) */
     int max_y;
 } nb_chf;
 
-nav_status nb_chf_build(const nb_hf *hf, int height, int climb, int border, nb_chf *chf,
-                        nb_ctx *ctx);
+/* The compact arrays of hf's walkable floors (without links: the caller
+   frees hf, then links). */
+nav_status nb_chf_build(const nb_hf *hf, int height, int climb, int border, nb_chf *chf);
+/* The neighbour table (chf->nei); frees the clearances. */
+nav_status nb_chf_link(nb_chf *chf, nb_ctx *ctx);
 void nb_chf_free(nb_chf *chf);
 void nb_mark_volumes(const nb_chf *chf, uint8_t *area, const nav_bake_volume *v, uint32_t n);
-static inline int nb_con(const nb_chf *chf, uint32_t s, int dir) {
-    return (int)((chf->con[s] >> (dir * 6)) & 0x3f);
-}
-/* The neighbour span of s (in cell (x, z)) in direction dir; valid when
-   nb_con(...) != NB_NOCON. */
-static inline uint32_t nb_nei(const nb_chf *chf, int x, int z, uint32_t s, int dir) {
-    int nx = x + nb_dx[dir], nz = z + nb_dz[dir];
-    return chf->first[nx + nz * chf->w] + (uint32_t)nb_con(chf, s, dir);
-}
 
 /* ---- per-profile work on a shared chf ---- */
 typedef struct nb_work {
@@ -118,8 +111,8 @@ typedef struct nb_work {
     uint16_t nregs; /* region ids are 1..nregs-1 */
 } nb_work;
 
-/* The shared edge distance (chf->edist) and neighbour table (chf->nei),
-   once per heightfield. */
+/* The shared edge distance (chf->edist), once per heightfield (needs
+   chf->nei). */
 nav_status nb_edge_distance(nb_chf *chf);
 /* The neighbour span of s in direction dir from chf->nei, or NB_NONE. */
 static inline uint32_t nb_nei4(const nb_chf *chf, uint32_t s, int dir) {
@@ -207,7 +200,7 @@ typedef struct nb_grid {
     int ts, ntx, ntz;  /* ts 0: one tile */
     int ytol;          /* cells: a vertex on a tile line joins an edge within this height */
     double min_island; /* m^2: tiled bakes drop connected groups of polygons smaller */
-    uint32_t threads;  /* for the mesh's corner graph */
+    uint32_t threads;  /* for the mesh's corner graph; 0: none (a mesh only probed for links) */
 } nb_grid;
 /* Joins the tiles' polygons of profile p (out[tile * stride + p]) into one
    mesh; NAV_E_EMPTY when there is no polygon. */

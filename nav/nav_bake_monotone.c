@@ -49,8 +49,9 @@ nav_status nb_regions_monotone(nb_work *wk, int min_area, int merge_area, nb_ctx
                 if (wk->area[s] == NB_AREA_NULL || (wk->reg[s] & NB_BORDER_REG))
                     continue;
                 uint32_t sid = 0;
-                if (nb_con(chf, s, 0) != NB_NOCON) {
-                    uint32_t a = nb_nei(chf, x, z, s, 0);
+                uint32_t a0 = nb_nei4(chf, s, 0);
+                if (a0 != NB_NONE) {
+                    uint32_t a = a0;
                     uint16_t r = wk->reg[a];
                     if (r && !(r & NB_BORDER_REG) && wk->area[a] == wk->area[s])
                         sid = r;
@@ -59,8 +60,9 @@ nav_status nb_regions_monotone(nb_work *wk, int min_area, int merge_area, nb_ctx
                     sid = rid++;
                     sw[sid] = (nb_sweep){0, 0, 0};
                 }
-                if (nb_con(chf, s, 3) != NB_NOCON) {
-                    uint32_t a = nb_nei(chf, x, z, s, 3);
+                uint32_t a3 = nb_nei4(chf, s, 3);
+                if (a3 != NB_NONE) {
+                    uint32_t a = a3;
                     uint16_t r = wk->reg[a];
                     if (r && !(r & NB_BORDER_REG) && wk->area[a] == wk->area[s]) {
                         if (sw[sid].nei == 0 || sw[sid].nei == r) {

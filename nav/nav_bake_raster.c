@@ -225,7 +225,12 @@ static nav_status nb_raster_tri(nb_hf *hf, const float *v0, const float *v1, con
                 continue;
             lo = lo < 0 ? 0 : lo;
             hi = hi > by ? by : hi;
-            int smin = (int)floorf(lo * ich), smax = (int)ceilf(hi * ich);
+            /* both are >= 0 and far below 2^24 here, so truncation is the
+               floor, and one more where it cut something off the ceiling
+               (cheaper than floorf/ceilf without SSE4.1's roundss) */
+            float flo = lo * ich, fhi = hi * ich;
+            int smin = (int)flo, smax = (int)fhi;
+            smax += (float)smax < fhi;
             smin = smin < 0 ? 0 : smin > NB_SPAN_MAX ? NB_SPAN_MAX : smin;
             smax = smax < smin + 1 ? smin + 1 : smax > NB_SPAN_MAX ? NB_SPAN_MAX : smax;
             nav_status st = nb_add_span(hf, x, z, smin, smax, area, merge_thr);

@@ -17,8 +17,7 @@
 
 #include "nav/nav_bake_internal.h"
 
-/* A list of spans (NB_NONE: an entry claimed since). The neighbour table
-   makes a span's cell unnecessary. */
+/* A list of spans. The neighbour table makes a span's cell unnecessary. */
 typedef struct nb_stack {
     uint32_t *v;
     size_t n, cap;
@@ -100,8 +99,6 @@ typedef struct nb_ws {
     const uint16_t *dist;
     uint16_t *gdist; /* growth distance from the seed, to pick the nearest front */
     nb_stack flood;
-    uint32_t *dirty;
-    uint16_t *dirty_reg, *dirty_d;
 } nb_ws;
 
 /*
@@ -162,111 +159,115 @@ static nav_status nb_flood(nb_ws *ws, uint32_t s, unsigned lev, uint16_t r, bool
     return NAV_OK;
 }
 
+/* The region span c would join in the next ring (0: none) and its growth
+   distance: the neighbour of c's area nearest its own seed. A claim still
+   pending in this ring (NB_BORDER_REG set) does not count yet. */
+static inline uint16_t nb_nearest(const nb_ws *ws, uint32_t c, uint16_t *dist_out) {
+    const nb_work *wk = ws->wk;
+    const nb_chf *chf = wk->chf;
+    uint16_t r = 0;
+    unsigned best = 0xffff;
+    for (int dir = 0; dir < 4; dir++) {
+        /* most neighbours of a candidate are unclaimed: test that first */
+        uint32_t a = nb_nei4(chf, c, dir);
+        if (a == NB_NONE)
+            continue;
+        uint16_t nr = wk->reg[a];
+        if (!nr || (nr & NB_BORDER_REG) || wk->area[a] != wk->area[c])
+            continue;
+        if ((unsigned)ws->gdist[a] + 2 < best) {
+            r = nr;
+            best = ws->gdist[a] + 2u;
+        }
+    }
+    *dist_out = (uint16_t)best;
+    return r;
+}
+
 /*
  * Grows existing regions into the unclaimed spans of `cand`, one ring per
- * iteration (all updates of a ring applied together so the result does not
+ * iteration (all claims of a ring made together so the result does not
  * depend on scan order), at most max_iter rings (0: until nothing changes).
+ * A claim is made at once but hidden from the rest of its ring by the
+ * border flag (a neighbour's border region is skipped; the growth distance
+ * of an unclaimed span is never read). The unclaimed entries keep their
+ * order at the front of cand; swapped behind them, the claimed ones are
+ * where the ring's flags are cleared, so the growth needs no list of its
+ * own.
  */
 static void nb_expand(nb_ws *ws, nb_stack *cand, int max_iter) {
     nb_work *wk = ws->wk;
-    const nb_chf *chf = wk->chf;
-    for (size_t j = 0; j < cand->n; j++)
-        if (cand->v[j] != NB_NONE && wk->reg[cand->v[j]])
-            cand->v[j] = NB_NONE;
+    uint32_t *v = cand->v;
     for (int iter = 0; max_iter == 0 || iter < max_iter; iter++) {
-        /* claimed entries leave the list as the ring is applied */
-        size_t nd = 0, kept = 0;
+        size_t kept = 0, claimed = 0;
         for (size_t j = 0; j < cand->n; j++) {
-            uint32_t c = cand->v[j];
-            if (c == NB_NONE)
-                continue;
-            uint16_t r = 0;
-            unsigned best = 0xffff;
-            for (int dir = 0; dir < 4; dir++) {
-                /* most neighbours of a candidate are unclaimed: test that
-                   first */
-                uint32_t a = nb_nei4(chf, c, dir);
-                if (a == NB_NONE)
-                    continue;
-                uint16_t nr = wk->reg[a];
-                if (!nr || (nr & NB_BORDER_REG) || wk->area[a] != wk->area[c])
-                    continue;
-                if ((unsigned)ws->gdist[a] + 2 < best) {
-                    r = nr;
-                    best = ws->gdist[a] + 2u;
-                }
-            }
+            uint32_t c = v[j];
+            if (wk->reg[c])
+                continue; /* claimed by a flood since: clearing its flag is a no-op */
+            uint16_t d;
+            uint16_t r = nb_nearest(ws, c, &d);
             if (r) {
-                ws->dirty[nd] = c;
-                ws->dirty_reg[nd] = r;
-                ws->dirty_d[nd] = (uint16_t)best;
-                nd++;
+                wk->reg[c] = (uint16_t)(r | NB_BORDER_REG);
+                ws->gdist[c] = d;
+                claimed++;
             } else {
-                cand->v[kept++] = c;
+                v[j] = v[kept];
+                v[kept++] = c;
             }
         }
-        for (size_t k = 0; k < nd; k++) {
-            wk->reg[ws->dirty[k]] = ws->dirty_reg[k];
-            ws->gdist[ws->dirty[k]] = ws->dirty_d[k];
-        }
+        for (size_t j = kept; j < cand->n; j++)
+            wk->reg[v[j]] &= (uint16_t)~NB_BORDER_REG;
         cand->n = kept;
-        if (nd == 0)
+        if (claimed == 0)
             break;
     }
 }
 
-/* Drops claimed entries from the candidate list (keeps order). */
-static void nb_compact_cands(nb_stack *cand) {
-    size_t k = 0;
-    for (size_t j = 0; j < cand->n; j++)
-        if (cand->v[j] != NB_NONE)
-            cand->v[k++] = cand->v[j];
-    cand->n = k;
-}
-
+/*
+ * The level sweep. The unclaimed walkable spans are bucketed by level
+ * (dist / 2), highest level first, each bucket in scan order; the
+ * candidate list is a prefix of that same array: at each level the
+ * bucket moves down next to the candidates left over from the levels
+ * above (claimed ones drop out as the growth passes), so it needs no
+ * memory of its own and keeps the order the floods seed in.
+ */
 static nav_status nb_watershed_sweep(nb_ws *ws, uint16_t maxd, uint16_t *next_id, nb_ctx *ctx) {
     nb_work *wk = ws->wk;
     const nb_chf *chf = wk->chf;
-    /* bucket the unclaimed walkable spans by level (dist / 2), in scan order */
     unsigned nb = maxd / 2u + 2;
     uint32_t *bstart = calloc(nb + 1, sizeof *bstart);
     uint32_t *sorted = malloc((chf->nspans + 1) * sizeof *sorted);
-    nb_stack cand = {0};
     nav_status st = NAV_OK;
     if (!bstart || !sorted) {
         st = NAV_E_NOMEM;
         goto out;
     }
+    /* bucket b goes to slot nb - 1 - b */
     for (uint32_t s = 0; s < chf->nspans; s++)
         if (wk->area[s] != NB_AREA_NULL && !wk->reg[s])
-            bstart[ws->dist[s] / 2u + 1]++;
-    for (unsigned b = 0; b < nb; b++)
-        bstart[b + 1] += bstart[b];
+            bstart[nb - ws->dist[s] / 2u]++;
+    for (unsigned k = 0; k < nb; k++)
+        bstart[k + 1] += bstart[k];
     for (uint32_t s = 0; s < chf->nspans; s++)
         if (wk->area[s] != NB_AREA_NULL && !wk->reg[s])
-            sorted[bstart[ws->dist[s] / 2u]++] = s;
-    /* bstart[b] is now the end of bucket b, which starts at bstart[b - 1]
-       (bucket 0 at 0) */
+            sorted[bstart[nb - 1 - ws->dist[s] / 2u]++] = s;
+    /* bstart[k] is now the end of slot k, which starts at bstart[k - 1]
+       (slot 0 at 0) */
+    nb_stack cand = {.v = sorted, .n = 0, .cap = chf->nspans + 1};
     for (int b = (int)nb - 1; b >= 0; b--) {
         if (nb_cancelled(ctx)) {
             st = NAV_E_CANCELLED;
             goto out;
         }
-        unsigned level = (unsigned)b * 2;
-        uint32_t from = b ? bstart[b - 1] : 0, to = bstart[b];
-        nb_compact_cands(&cand);
-        if (to > from) {
-            if (!nb_reserve(&cand, to - from)) {
-                st = NAV_E_NOMEM;
-                goto out;
-            }
-            memcpy(cand.v + cand.n, sorted + from, (to - from) * sizeof *sorted);
-            cand.n += to - from;
-        }
+        unsigned level = (unsigned)b * 2, k = nb - 1 - (unsigned)b;
+        uint32_t from = k ? bstart[k - 1] : 0, to = bstart[k];
+        if (to > from && from != cand.n)
+            memmove(sorted + cand.n, sorted + from, (to - from) * sizeof *sorted);
+        cand.n += to - from;
         nb_expand(ws, &cand, 8);
         for (size_t j = 0; j < cand.n; j++) {
             uint32_t c = cand.v[j];
-            if (c == NB_NONE || wk->reg[c])
+            if (wk->reg[c])
                 continue;
             bool kept = false;
             if (*next_id >= NB_BORDER_REG - 1) {
@@ -281,12 +282,10 @@ static nav_status nb_watershed_sweep(nb_ws *ws, uint16_t maxd, uint16_t *next_id
         }
     }
     /* whatever is left joins the nearest region, until nothing changes */
-    nb_compact_cands(&cand);
     nb_expand(ws, &cand, 0);
 out:
     free(bstart);
     free(sorted);
-    free(cand.v);
     return st;
 }
 
@@ -295,12 +294,8 @@ nav_status nb_regions_watershed(nb_work *wk, int min_area, int merge_area, nb_ct
     size_t n = chf->nspans + 1;
     uint16_t *d0 = malloc(n * sizeof *d0), *d1 = malloc(n * sizeof *d1);
     nb_ws ws = {.wk = wk};
-    ws.gdist = calloc(n, sizeof *ws.gdist);
-    ws.dirty = malloc(n * sizeof *ws.dirty);
-    ws.dirty_reg = malloc(n * sizeof *ws.dirty_reg);
-    ws.dirty_d = malloc(n * sizeof *ws.dirty_d);
     nav_status st = NAV_OK;
-    if (!d0 || !d1 || !ws.gdist || !ws.dirty || !ws.dirty_reg || !ws.dirty_d) {
+    if (!d0 || !d1) {
         st = NAV_E_NOMEM;
         goto out;
     }
@@ -312,6 +307,9 @@ nav_status nb_regions_watershed(nb_work *wk, int min_area, int merge_area, nb_ct
     uint16_t maxd = nb_distance_field(wk, d0);
     nb_blur(chf, d0, d1);
     ws.dist = d1;
+    /* the raw field is not read again: its memory holds the growth
+       distances, which are only read where a region has written them */
+    ws.gdist = d0;
     st = nb_watershed_sweep(&ws, maxd, &id, ctx);
     if (st != NAV_OK)
         goto out;
@@ -320,10 +318,6 @@ nav_status nb_regions_watershed(nb_work *wk, int min_area, int merge_area, nb_ct
 out:
     free(d0);
     free(d1);
-    free(ws.gdist);
-    free(ws.dirty);
-    free(ws.dirty_reg);
-    free(ws.dirty_d);
     free(ws.flood.v);
     return st;
 }

@@ -93,10 +93,11 @@ static double nb_now_ms(void) {
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* Bytes per span a profile's stages hold at most: areas, regions, two
-   distance fields, growth distances, the sweep's sorted list (span indices)
-   and scratch. */
-#define NB_PROFILE_SPAN_BYTES (1 + 2 + 2 * 2 + 2 + 4 + 8)
+/* Bytes per span a profile's stages hold at most: areas, regions, the
+   distance field and its blur (the field's memory then holds the growth
+   distances) and the sweep's sorted list, which is also the candidate
+   list (span indices). */
+#define NB_PROFILE_SPAN_BYTES (1 + 2 + 2 * 2 + 4)
 
 /* ---- one bake's plan ---- */
 typedef struct nb_group {
@@ -147,14 +148,16 @@ static void nb_plan_fail(nb_plan *pl, int tile, nav_status st, const char *msg) 
     atomic_store(&pl->ctx->cancelled, 1);
 }
 
+/* The compact heightfield beside the heightfield: cells, floors,
+   clearances, areas. */
 static size_t nb_chf_bytes(const nb_chf *c) {
-    return ((size_t)c->w * c->h + 1) * 4 + (size_t)c->nspans * (2 + 1 + 4 + 1 + 2);
+    return ((size_t)c->w * c->h + 1) * 4 + (size_t)c->nspans * (2 + 1 + 1);
 }
 
-/* The compact heightfield once the profiles run: with its neighbour table
-   (16 bytes per span), built after the heightfield is freed. */
+/* Once linked (the heightfield freed): the neighbour table (16 bytes per
+   span) and the edge distance (2) replace the clearances (1). */
 static size_t nb_chf_live_bytes(const nb_chf *c) {
-    return nb_chf_bytes(c) + (size_t)c->nspans * 16;
+    return nb_chf_bytes(c) + (size_t)c->nspans * (16 + 2 - 1);
 }
 
 /* Regions, contours, polygons and detail for one profile on a shared chf. */
@@ -318,11 +321,13 @@ static nav_status nb_group_tile(nb_plan *pl, int tile, const nb_group *g, nav_er
     }
     double t = nb_now_ms();
     nb_chf chf;
-    st = nb_chf_build(&hf, g->height, g->climb, pl->ts ? pl->border : 0, &chf, ctx);
+    st = nb_chf_build(&hf, g->height, g->climb, pl->ts ? pl->border : 0, &chf);
     nb_hf_free(&hf);
     if (st != NAV_OK)
         return st;
-    st = nb_edge_distance(&chf);
+    st = nb_chf_link(&chf, ctx);
+    if (st == NAV_OK)
+        st = nb_edge_distance(&chf);
     if (st != NAV_OK) {
         nb_chf_free(&chf);
         return st;
@@ -571,8 +576,15 @@ static nav_status nb_finish_profile(nb_plan *pl, const nav_level *level, uint32_
         for (uint32_t j = 0; j < pl->groups[k].n; j++)
             if (pl->groups[k].members[j] == p)
                 g.ytol = pl->groups[k].climb;
+    /* a profile with links is joined again with them, and only that mesh
+       is kept: the first one needs no corner graph (the links' probes do
+       not search paths) */
+    uint32_t graph_threads = g.threads;
+    if (nb_has_links(pr))
+        g.threads = 0;
     nav_status st =
         nb_assemble(pl->out, pl->nprof, pl->twin[p], &g, NULL, 0, &meshes_out[p], &np, err);
+    g.threads = graph_threads;
     if (st == NAV_E_EMPTY)
         nav_bake_fail(err, st, "profiles.%s has no walkable surface", pr->name);
     if (report)
@@ -585,12 +597,13 @@ static nav_status nb_finish_profile(nb_plan *pl, const nav_level *level, uint32_
         nav_link_input *links = NULL;
         uint32_t nl = 0;
         st = *tg ? nb_links(meshes_out[p], *tg, pr, s->cell_size, &links, &nl) : NAV_E_NOMEM;
-        if (st == NAV_OK && nl > 0) {
-            /* the same polygons again, now with their links */
+        if (st == NAV_OK) {
+            /* the same polygons again, now with their links (if any) and
+               the corner graph */
             nav_mesh_free(meshes_out[p]);
             meshes_out[p] = NULL;
             st = nb_assemble(pl->out, pl->nprof, p, &g, links, nl, &meshes_out[p], &np, err);
-        } else if (st != NAV_OK) {
+        } else {
             nav_bake_fail(err, st, "out of memory");
         }
         free(links);
