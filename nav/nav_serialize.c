@@ -284,8 +284,8 @@ static uint32_t nav_le32(const uint8_t *b) {
 
 /* The payload of the graph section in p[0..n), or NULL when the section is
    missing, damaged (CRC), of another format or of another mesh. */
-static const uint8_t *nav_graph_section(const uint8_t *p, size_t n, uint32_t mesh_crc,
-                                        bool checked, size_t *plen) {
+static const uint8_t *nav_graph_section(const uint8_t *p, size_t n, uint32_t mesh_crc, bool checked,
+                                        size_t *plen) {
     if (n < 20 || memcmp(p, "CGRF", 4) != 0)
         return NULL;
     uint32_t len = nav_le32(p + 12);
