@@ -211,8 +211,12 @@ static inline double cs_dist(double ax, double az, double bx, double bz) {
     return sqrt(dx * dx + dz * dz);
 }
 
-/* Offers node v the cost g through parent u (NAV_NONE: the start). */
-static inline void cs_relax(nav_corner_query *cq, uint32_t v, double g, uint32_t u, uint8_t hop) {
+/* Offers node v, at (vx, vz), the cost g through parent u (NAV_NONE: the
+   start). The caller passes v's position: the edge scan has it inline (the
+   floats gr->xz was made from, so the same values), and reading gr->xz
+   here would touch one more cache line per relaxation. */
+static inline void cs_relax(nav_corner_query *cq, uint32_t v, double vx, double vz, double g,
+                            uint32_t u, uint8_t hop) {
     cs_node *n = &cq->ns[v];
     if (n->stamp == cq->gen) {
         if ((n->flags & CS_CLOSED) || g >= n->g)
@@ -224,12 +228,9 @@ static inline void cs_relax(nav_corner_query *cq, uint32_t v, double g, uint32_t
     n->par = u;
     n->flags = hop;
     /* the heuristic |v t|: a goal cone that showed v computed it already
-       (the same expression, so the same bits) */
-    double h = 0;
-    if (n->dstamp == cq->gen)
-        h = n->gd;
-    else if (v != cq->goal_node)
-        h = cs_dist(cq->gr->xz[2 * (size_t)v], cq->gr->xz[2 * (size_t)v + 1], cq->tx, cq->tz);
+       (the same expression, so the same bits); the goal node sits at t,
+       so its distance comes out exactly 0 */
+    double h = n->dstamp == cq->gen ? n->gd : cs_dist(vx, vz, cq->tx, cq->tz);
     cs_push(cq, g + h, g, v, CS_NODE);
 }
 
@@ -320,13 +321,13 @@ static void cs_from_start(nav_corner_query *cq, uint32_t q, const nav_cone *c, u
             continue;
         double x = gr->xz[2 * (size_t)id], z = gr->xz[2 * (size_t)id + 1];
         if (cs_sees_vertex(seen, k, c, x, z) && nav_corner_tangent(gr, id, cq->sx, cq->sz))
-            cs_relax(cq, id, cs_dist(cq->sx, cq->sz, x, z), NAV_NONE, 0);
+            cs_relax(cq, id, x, z, cs_dist(cq->sx, cq->sz, x, z), NAV_NONE, 0);
     }
     for (uint32_t i = gr->wpts_start[q]; i < gr->wpts_start[q + 1]; i++) {
         uint32_t id = gr->wpts[i];
         double x = gr->xz[2 * (size_t)id], z = gr->xz[2 * (size_t)id + 1];
         if (nav_cone_sees(c, x, z))
-            cs_relax(cq, id, cs_dist(cq->sx, cq->sz, x, z), NAV_NONE, 0);
+            cs_relax(cq, id, x, z, cs_dist(cq->sx, cq->sz, x, z), NAV_NONE, 0);
     }
 }
 
@@ -357,7 +358,7 @@ static void cs_to_goal(nav_corner_query *cq, uint32_t u) {
     double ux = gr->xz[2 * (size_t)u], uz = gr->xz[2 * (size_t)u + 1];
     if (sigma * nav_corner_side(px, pz, ux, uz, cq->tx, cq->tz) < 0)
         return;
-    cs_relax(cq, cq->goal_node, cq->ns[u].g + cq->ns[u].gd, u, 0);
+    cs_relax(cq, cq->goal_node, cq->tx, cq->tz, cq->ns[u].g + cq->ns[u].gd, u, 0);
 }
 
 /* A goal cone: the distance to the goal of every node it shows. */
@@ -447,13 +448,14 @@ static void cs_expand(nav_corner_query *cq, uint32_t u) {
         int away = (sigma * c < 0) & (c * c > thr);
         if (closed | away)
             continue;
-        cs_relax(cq, v, gu + cs_dist(ux, uz, vx, vz), u, 0);
+        cs_relax(cq, v, vx, vz, gu + cs_dist(ux, uz, vx, vz), u, 0);
     }
     if (u >= gr->ncorners) {
         uint32_t l = (u - gr->ncorners) / 2, at_end = (u - gr->ncorners) & 1;
         const nav_link *lk = &m->links[l];
+        uint32_t to = gr->ncorners + 2 * l + (at_end ? 0u : 1u);
         if ((!at_end || lk->bidirectional) && !((cq->excl >> lk->area) & 1u))
-            cs_relax(cq, gr->ncorners + 2 * l + (at_end ? 0u : 1u),
+            cs_relax(cq, to, gr->xz[2 * (size_t)to], gr->xz[2 * (size_t)to + 1],
                      gu + nav_dist3d(lk->start_on, lk->end_on), u, CS_HOP);
     }
 }
