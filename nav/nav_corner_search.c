@@ -338,13 +338,13 @@ static double cs_sigma(const nav_corner_query *cq, uint32_t u, double *px, doubl
     const nav_cgraph *gr = cq->gr;
     *px = cq->sx, *pz = cq->sz;
     if (cq->ns[u].par != NAV_NONE) {
-        *px = gr->xz[2 * (size_t)cq->ns[u].par];
-        *pz = gr->xz[2 * (size_t)cq->ns[u].par + 1];
+        *px = gr->node[cq->ns[u].par].x;
+        *pz = gr->node[cq->ns[u].par].z;
     }
     if (u >= gr->ncorners)
         return 0;
-    const double *w = &gr->wall[4 * (size_t)u];
-    double ux = gr->xz[2 * (size_t)u], uz = gr->xz[2 * (size_t)u + 1];
+    const double *w = gr->node[u].wall;
+    double ux = gr->node[u].x, uz = gr->node[u].z;
     /* as nav_corner_tangent: zero when p is on a wall's line */
     return nav_corner_side(ux, uz, w[0], w[1], *px, *pz) +
            nav_corner_side(ux, uz, w[2], w[3], *px, *pz);
@@ -355,7 +355,7 @@ static double cs_sigma(const nav_corner_query *cq, uint32_t u, double *px, doubl
 static void cs_to_goal(nav_corner_query *cq, uint32_t u) {
     const nav_cgraph *gr = cq->gr;
     double px, pz, sigma = cs_sigma(cq, u, &px, &pz);
-    double ux = gr->xz[2 * (size_t)u], uz = gr->xz[2 * (size_t)u + 1];
+    double ux = gr->node[u].x, uz = gr->node[u].z;
     if (sigma * nav_corner_side(px, pz, ux, uz, cq->tx, cq->tz) < 0)
         return;
     cs_relax(cq, cq->goal_node, cq->tx, cq->tz, cq->ns[u].g + cq->ns[u].gd, u, 0);
@@ -422,16 +422,17 @@ static void cs_goal_set(nav_corner_query *cq, uint32_t end_poly) {
 static void cs_expand(nav_corner_query *cq, uint32_t u) {
     const nav_cgraph *gr = cq->gr;
     const nav_mesh *m = cq->m;
-    double ux = gr->xz[2 * (size_t)u], uz = gr->xz[2 * (size_t)u + 1], gu = cq->ns[u].g;
+    const nav_cnode *nu = &gr->node[u];
+    double ux = nu->x, uz = nu->z, gu = cq->ns[u].g;
     double px, pz, sigma = cs_sigma(cq, u, &px, &pz);
     if (cq->ns[u].dstamp == cq->gen)
         cs_to_goal(cq, u);
     /* the half whose obstacle side matches the turn (both when no rule) */
-    uint32_t i = gr->adj_start[u], end = gr->adj_start[u + 1];
+    uint32_t i = nu->adj_start, end = nu->adj_end;
     if (sigma < 0)
-        end = gr->adj_mid[u];
+        end = nu->adj_mid;
     else if (sigma > 0)
-        i = gr->adj_mid[u];
+        i = nu->adj_mid;
     /* the turn rule, nav_corner_side(p, u, v) inlined: p and u are fixed */
     double dx = ux - px, dz = uz - pz, eps = 5e-7 * (1.0 + fabs(px) + fabs(pz));
     double thr = eps * eps * (dx * dx + dz * dz);
@@ -580,7 +581,7 @@ static int cs_run(nav_corner_query *cq, uint32_t start_poly, uint32_t end_poly, 
         ++*work;
         if (e.tag == CS_NODE) {
             cq->ns[e.id].flags |= CS_CLOSED;
-            cs_record(cq, cq->gr->poly[e.id]);
+            cs_record(cq, cq->gr->node[e.id].poly);
             cs_expand(cq, e.id);
             continue;
         }
