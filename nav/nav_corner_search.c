@@ -18,7 +18,8 @@
  * can lead to a shorter path: undiscovered corners lie behind waiting
  * cones whose keys bound them, and a node closed before a goal cone shows
  * it sees t is offered to the goal at that moment (its g is final).
- * Ties go to the larger g (cones carry g = 0).
+ * Equal keys leave in heap order (a tie-break on g cost a third of the
+ * queue's instructions and changes only which of equal paths is taken).
  *
  * Owns the per-thread scratch: node arrays stamped with a search
  * generation (never cleared), the queue (lazy deletion: a node may be in
@@ -35,13 +36,13 @@
 enum { CS_CLOSED = 1, CS_HOP = 2 };
 enum { CS_NODE, CS_SCONE, CS_GCONE };
 
-/* A queue entry. The keys are the bit patterns of f and of g, both
-   non-negative and never NaN, so unsigned order is their numeric order:
-   fk = bits(f), gk = ~bits(g) (larger g first). Integer keys compare
-   without the branches of double compares (the parity test for NaN, the
-   separate equality test) and pick a heap child by index arithmetic. */
+/* A queue entry, 16 bytes. The key is the bit pattern of f, which is
+   non-negative and never NaN, so unsigned order is its numeric order.
+   Integer keys compare without the branches of double compares (the
+   parity test for NaN, the separate equality test) and pick a heap child
+   by index arithmetic. */
 typedef struct cs_heap {
-    uint64_t fk, gk;
+    uint64_t fk;
     uint32_t id;
     uint32_t tag; /* CS_NODE (id: node), CS_SCONE / CS_GCONE (id: cone) */
 } cs_heap;
@@ -127,7 +128,7 @@ static int cs_prepare(nav_corner_query *cq, const nav_mesh *m, const nav_cgraph 
     return 1;
 }
 
-/* ---- queue (min f, ties: larger g first) ---- */
+/* ---- queue (min f) ---- */
 
 /* A 4-ary heap: half the levels of a binary one, and a node's four
    children share one or two cache lines; the search pushes about three
@@ -141,18 +142,12 @@ static inline uint64_t cs_bits(double x) {
     return u;
 }
 
-static inline double cs_g_of(const cs_heap *e) {
-    uint64_t u = ~e->gk;
-    double g;
-    memcpy(&g, &u, sizeof g);
-    return g;
-}
-
 static inline int cs_before(const cs_heap *a, const cs_heap *b) {
-    return (a->fk < b->fk) | ((a->fk == b->fk) & (a->gk < b->gk));
+    return a->fk < b->fk;
 }
 
-static void cs_push(nav_corner_query *cq, double f, double g, uint32_t id, uint32_t tag) {
+static inline __attribute__((always_inline)) void cs_push(nav_corner_query *cq, double f,
+                                                          uint32_t id, uint32_t tag) {
     if (cq->nheap == cq->heap_cap) {
         uint32_t cap = cq->heap_cap ? 2 * cq->heap_cap : 1024;
         cs_heap *t = realloc(cq->heap, (size_t)cap * sizeof *t);
@@ -163,8 +158,8 @@ static void cs_push(nav_corner_query *cq, double f, double g, uint32_t id, uint3
         cq->heap = t;
         cq->heap_cap = cap;
     }
-    /* f, g >= 0 (sums of distances): + 0.0 keeps a zero's sign positive */
-    cs_heap it = {cs_bits(f + 0.0), ~cs_bits(g + 0.0), id, tag};
+    /* f >= 0 (a sum of distances): + 0.0 keeps a zero's sign positive */
+    cs_heap it = {cs_bits(f + 0.0), id, tag};
     uint32_t i = cq->nheap++;
     while (i > 0) {
         uint32_t p = (i - 1) / CS_ARITY;
@@ -231,7 +226,7 @@ static inline void cs_relax(nav_corner_query *cq, uint32_t v, double vx, double 
        (the same expression, so the same bits); the goal node sits at t,
        so its distance comes out exactly 0 */
     double h = n->dstamp == cq->gen ? n->gd : cs_dist(vx, vz, cq->tx, cq->tz);
-    cs_push(cq, g + h, g, v, CS_NODE);
+    cs_push(cq, g + h, v, CS_NODE);
 }
 
 /* ---- cones ---- */
@@ -283,7 +278,7 @@ static void cs_take_cones(nav_corner_query *cq, nav_cwalk *w, uint32_t tag) {
         const nav_cw_item *it = &w->stack[i];
         double f = it->kind == NAV_CW_NORMAL ? cs_bound(rx, rz, it, ox, oz) : direct;
         cq->cones[cq->ncones] = *it;
-        cs_push(cq, f, 0, cq->ncones++, tag);
+        cs_push(cq, f, cq->ncones++, tag);
     }
     w->top = 0;
 }
@@ -573,8 +568,12 @@ static int cs_run(nav_corner_query *cq, uint32_t start_poly, uint32_t end_poly, 
             uint32_t u = e.id;
             if (u == cq->goal_node)
                 return 1;
-            if ((cq->ns[u].flags & CS_CLOSED) || cs_g_of(&e) > cq->ns[u].g)
-                continue; /* stale entry */
+            /* stale: a node's h is fixed in a search (see cs_relax), so
+               its first entry out is one with its current g (f = g + h is
+               least), or ties it, and the expansion reads g from the
+               record; every later one finds the node closed */
+            if (cq->ns[u].flags & CS_CLOSED)
+                continue;
         }
         if (*work >= max_nodes)
             return -1;
