@@ -51,7 +51,8 @@ static int cw_prepare(nav_cwalk *w, const nav_mesh *m) {
     return 1;
 }
 
-static int cw_push(nav_cwalk *w, uint32_t *top, const nav_cw_item *it) {
+static inline __attribute__((always_inline)) int cw_push(nav_cwalk *w, uint32_t *top,
+                                                         const nav_cw_item *it) {
     if (*top == w->cap) {
         uint32_t cap = w->cap ? 2 * w->cap : 256;
         nav_cw_item *t = realloc(w->stack, (size_t)cap * sizeof *t);
