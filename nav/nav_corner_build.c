@@ -255,7 +255,7 @@ static int cb_edges(cb_state *b, cb_chunk *ch, uint32_t u) {
 static size_t cb_memory(const nav_mesh *m, const nav_cgraph *g, uint64_t nedges) {
     size_t nn = (size_t)g->nnodes + 1;
     return sizeof *g + nn * (2 * sizeof(double) + sizeof(float) + 3 * sizeof(uint32_t)) +
-           (size_t)g->ncorners * 4 * sizeof(double) +
+           (size_t)g->nnodes * sizeof(nav_cnode) + (size_t)g->ncorners * 4 * sizeof(double) +
            ((size_t)m->poly_start[m->npolys] + m->npolys + 1 + 2 * (size_t)m->nlinks + 1) *
                sizeof(uint32_t) +
            (size_t)nedges * sizeof(nav_cedge) + nav_corner_merge_memory(g);
@@ -395,6 +395,27 @@ static nav_status cb_all_edges(const nav_mesh *m, nav_cgraph *g, uint32_t thread
     return st;
 }
 
+/* The search's per-node records (nav_cnode), from the arrays. */
+static nav_status cb_pack(nav_cgraph *g) {
+    size_t bytes = ((size_t)g->nnodes * sizeof(nav_cnode) + 63) / 64 * 64;
+    g->node = aligned_alloc(64, bytes ? bytes : 64);
+    if (!g->node)
+        return NAV_E_NOMEM;
+    for (uint32_t u = 0; u < g->nnodes; u++) {
+        nav_cnode *n = &g->node[u];
+        memset(n, 0, sizeof *n);
+        n->x = g->xz[2 * (size_t)u];
+        n->z = g->xz[2 * (size_t)u + 1];
+        if (u < g->ncorners)
+            memcpy(n->wall, &g->wall[4 * (size_t)u], sizeof n->wall);
+        n->adj_start = g->adj_start[u];
+        n->adj_mid = g->adj_mid[u];
+        n->adj_end = g->adj_start[u + 1];
+        n->poly = g->poly[u];
+    }
+    return NAV_OK;
+}
+
 nav_status nav_corner_build(nav_mesh *m) {
     return nav_corner_build_mt(m, 1);
 }
@@ -418,6 +439,8 @@ nav_status nav_corner_build_mt(nav_mesh *m, uint32_t threads) {
     int too_big = 0;
     if (st == NAV_OK)
         st = cb_all_edges(m, g, threads, &too_big);
+    if (st == NAV_OK && !too_big)
+        st = cb_pack(g);
     if (st != NAV_OK || too_big) {
         nav_corner_free(g);
         return st;
@@ -440,6 +463,7 @@ void nav_corner_free(nav_cgraph *g) {
     free(g->adj_start);
     free(g->adj_mid);
     free(g->adj);
+    free(g->node);
     nav_corner_merge_free(g);
     free(g);
 }
@@ -545,6 +569,8 @@ nav_status nav_corner_load(nav_mesh *m, const uint8_t *p, size_t len) {
         g->adj[i].x = (float)g->xz[2 * (size_t)d];
         g->adj[i].z = (float)g->xz[2 * (size_t)d + 1];
     }
+    if (st == NAV_OK)
+        st = cb_pack(g);
     if (st != NAV_OK) {
         nav_corner_free(g);
         return st;

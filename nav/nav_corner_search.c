@@ -18,7 +18,8 @@
  * can lead to a shorter path: undiscovered corners lie behind waiting
  * cones whose keys bound them, and a node closed before a goal cone shows
  * it sees t is offered to the goal at that moment (its g is final).
- * Ties go to the larger g (cones carry g = 0).
+ * Equal keys leave in heap order (a tie-break on g cost a third of the
+ * queue's instructions and changes only which of equal paths is taken).
  *
  * Owns the per-thread scratch: node arrays stamped with a search
  * generation (never cleared), the queue (lazy deletion: a node may be in
@@ -35,13 +36,13 @@
 enum { CS_CLOSED = 1, CS_HOP = 2 };
 enum { CS_NODE, CS_SCONE, CS_GCONE };
 
-/* A queue entry. The keys are the bit patterns of f and of g, both
-   non-negative and never NaN, so unsigned order is their numeric order:
-   fk = bits(f), gk = ~bits(g) (larger g first). Integer keys compare
-   without the branches of double compares (the parity test for NaN, the
-   separate equality test) and pick a heap child by index arithmetic. */
+/* A queue entry, 16 bytes. The key is the bit pattern of f, which is
+   non-negative and never NaN, so unsigned order is its numeric order.
+   Integer keys compare without the branches of double compares (the
+   parity test for NaN, the separate equality test) and pick a heap child
+   by index arithmetic. */
 typedef struct cs_heap {
-    uint64_t fk, gk;
+    uint64_t fk;
     uint32_t id;
     uint32_t tag; /* CS_NODE (id: node), CS_SCONE / CS_GCONE (id: cone) */
 } cs_heap;
@@ -127,7 +128,7 @@ static int cs_prepare(nav_corner_query *cq, const nav_mesh *m, const nav_cgraph 
     return 1;
 }
 
-/* ---- queue (min f, ties: larger g first) ---- */
+/* ---- queue (min f) ---- */
 
 /* A 4-ary heap: half the levels of a binary one, and a node's four
    children share one or two cache lines; the search pushes about three
@@ -141,18 +142,12 @@ static inline uint64_t cs_bits(double x) {
     return u;
 }
 
-static inline double cs_g_of(const cs_heap *e) {
-    uint64_t u = ~e->gk;
-    double g;
-    memcpy(&g, &u, sizeof g);
-    return g;
-}
-
 static inline int cs_before(const cs_heap *a, const cs_heap *b) {
-    return (a->fk < b->fk) | ((a->fk == b->fk) & (a->gk < b->gk));
+    return a->fk < b->fk;
 }
 
-static void cs_push(nav_corner_query *cq, double f, double g, uint32_t id, uint32_t tag) {
+static inline __attribute__((always_inline)) void cs_push(nav_corner_query *cq, double f,
+                                                          uint32_t id, uint32_t tag) {
     if (cq->nheap == cq->heap_cap) {
         uint32_t cap = cq->heap_cap ? 2 * cq->heap_cap : 1024;
         cs_heap *t = realloc(cq->heap, (size_t)cap * sizeof *t);
@@ -163,8 +158,8 @@ static void cs_push(nav_corner_query *cq, double f, double g, uint32_t id, uint3
         cq->heap = t;
         cq->heap_cap = cap;
     }
-    /* f, g >= 0 (sums of distances): + 0.0 keeps a zero's sign positive */
-    cs_heap it = {cs_bits(f + 0.0), ~cs_bits(g + 0.0), id, tag};
+    /* f >= 0 (a sum of distances): + 0.0 keeps a zero's sign positive */
+    cs_heap it = {cs_bits(f + 0.0), id, tag};
     uint32_t i = cq->nheap++;
     while (i > 0) {
         uint32_t p = (i - 1) / CS_ARITY;
@@ -211,8 +206,12 @@ static inline double cs_dist(double ax, double az, double bx, double bz) {
     return sqrt(dx * dx + dz * dz);
 }
 
-/* Offers node v the cost g through parent u (NAV_NONE: the start). */
-static inline void cs_relax(nav_corner_query *cq, uint32_t v, double g, uint32_t u, uint8_t hop) {
+/* Offers node v, at (vx, vz), the cost g through parent u (NAV_NONE: the
+   start). The caller passes v's position: the edge scan has it inline (the
+   floats gr->xz was made from, so the same values), and reading gr->xz
+   here would touch one more cache line per relaxation. */
+static inline void cs_relax(nav_corner_query *cq, uint32_t v, double vx, double vz, double g,
+                            uint32_t u, uint8_t hop) {
     cs_node *n = &cq->ns[v];
     if (n->stamp == cq->gen) {
         if ((n->flags & CS_CLOSED) || g >= n->g)
@@ -224,13 +223,10 @@ static inline void cs_relax(nav_corner_query *cq, uint32_t v, double g, uint32_t
     n->par = u;
     n->flags = hop;
     /* the heuristic |v t|: a goal cone that showed v computed it already
-       (the same expression, so the same bits) */
-    double h = 0;
-    if (n->dstamp == cq->gen)
-        h = n->gd;
-    else if (v != cq->goal_node)
-        h = cs_dist(cq->gr->xz[2 * (size_t)v], cq->gr->xz[2 * (size_t)v + 1], cq->tx, cq->tz);
-    cs_push(cq, g + h, g, v, CS_NODE);
+       (the same expression, so the same bits); the goal node sits at t,
+       so its distance comes out exactly 0 */
+    double h = n->dstamp == cq->gen ? n->gd : cs_dist(vx, vz, cq->tx, cq->tz);
+    cs_push(cq, g + h, v, CS_NODE);
 }
 
 /* ---- cones ---- */
@@ -282,7 +278,7 @@ static void cs_take_cones(nav_corner_query *cq, nav_cwalk *w, uint32_t tag) {
         const nav_cw_item *it = &w->stack[i];
         double f = it->kind == NAV_CW_NORMAL ? cs_bound(rx, rz, it, ox, oz) : direct;
         cq->cones[cq->ncones] = *it;
-        cs_push(cq, f, 0, cq->ncones++, tag);
+        cs_push(cq, f, cq->ncones++, tag);
     }
     w->top = 0;
 }
@@ -320,13 +316,13 @@ static void cs_from_start(nav_corner_query *cq, uint32_t q, const nav_cone *c, u
             continue;
         double x = gr->xz[2 * (size_t)id], z = gr->xz[2 * (size_t)id + 1];
         if (cs_sees_vertex(seen, k, c, x, z) && nav_corner_tangent(gr, id, cq->sx, cq->sz))
-            cs_relax(cq, id, cs_dist(cq->sx, cq->sz, x, z), NAV_NONE, 0);
+            cs_relax(cq, id, x, z, cs_dist(cq->sx, cq->sz, x, z), NAV_NONE, 0);
     }
     for (uint32_t i = gr->wpts_start[q]; i < gr->wpts_start[q + 1]; i++) {
         uint32_t id = gr->wpts[i];
         double x = gr->xz[2 * (size_t)id], z = gr->xz[2 * (size_t)id + 1];
         if (nav_cone_sees(c, x, z))
-            cs_relax(cq, id, cs_dist(cq->sx, cq->sz, x, z), NAV_NONE, 0);
+            cs_relax(cq, id, x, z, cs_dist(cq->sx, cq->sz, x, z), NAV_NONE, 0);
     }
 }
 
@@ -337,13 +333,13 @@ static double cs_sigma(const nav_corner_query *cq, uint32_t u, double *px, doubl
     const nav_cgraph *gr = cq->gr;
     *px = cq->sx, *pz = cq->sz;
     if (cq->ns[u].par != NAV_NONE) {
-        *px = gr->xz[2 * (size_t)cq->ns[u].par];
-        *pz = gr->xz[2 * (size_t)cq->ns[u].par + 1];
+        *px = gr->node[cq->ns[u].par].x;
+        *pz = gr->node[cq->ns[u].par].z;
     }
     if (u >= gr->ncorners)
         return 0;
-    const double *w = &gr->wall[4 * (size_t)u];
-    double ux = gr->xz[2 * (size_t)u], uz = gr->xz[2 * (size_t)u + 1];
+    const double *w = gr->node[u].wall;
+    double ux = gr->node[u].x, uz = gr->node[u].z;
     /* as nav_corner_tangent: zero when p is on a wall's line */
     return nav_corner_side(ux, uz, w[0], w[1], *px, *pz) +
            nav_corner_side(ux, uz, w[2], w[3], *px, *pz);
@@ -354,10 +350,10 @@ static double cs_sigma(const nav_corner_query *cq, uint32_t u, double *px, doubl
 static void cs_to_goal(nav_corner_query *cq, uint32_t u) {
     const nav_cgraph *gr = cq->gr;
     double px, pz, sigma = cs_sigma(cq, u, &px, &pz);
-    double ux = gr->xz[2 * (size_t)u], uz = gr->xz[2 * (size_t)u + 1];
+    double ux = gr->node[u].x, uz = gr->node[u].z;
     if (sigma * nav_corner_side(px, pz, ux, uz, cq->tx, cq->tz) < 0)
         return;
-    cs_relax(cq, cq->goal_node, cq->ns[u].g + cq->ns[u].gd, u, 0);
+    cs_relax(cq, cq->goal_node, cq->tx, cq->tz, cq->ns[u].g + cq->ns[u].gd, u, 0);
 }
 
 /* A goal cone: the distance to the goal of every node it shows. */
@@ -421,16 +417,17 @@ static void cs_goal_set(nav_corner_query *cq, uint32_t end_poly) {
 static void cs_expand(nav_corner_query *cq, uint32_t u) {
     const nav_cgraph *gr = cq->gr;
     const nav_mesh *m = cq->m;
-    double ux = gr->xz[2 * (size_t)u], uz = gr->xz[2 * (size_t)u + 1], gu = cq->ns[u].g;
+    const nav_cnode *nu = &gr->node[u];
+    double ux = nu->x, uz = nu->z, gu = cq->ns[u].g;
     double px, pz, sigma = cs_sigma(cq, u, &px, &pz);
     if (cq->ns[u].dstamp == cq->gen)
         cs_to_goal(cq, u);
     /* the half whose obstacle side matches the turn (both when no rule) */
-    uint32_t i = gr->adj_start[u], end = gr->adj_start[u + 1];
+    uint32_t i = nu->adj_start, end = nu->adj_end;
     if (sigma < 0)
-        end = gr->adj_mid[u];
+        end = nu->adj_mid;
     else if (sigma > 0)
-        i = gr->adj_mid[u];
+        i = nu->adj_mid;
     /* the turn rule, nav_corner_side(p, u, v) inlined: p and u are fixed */
     double dx = ux - px, dz = uz - pz, eps = 5e-7 * (1.0 + fabs(px) + fabs(pz));
     double thr = eps * eps * (dx * dx + dz * dz);
@@ -447,13 +444,14 @@ static void cs_expand(nav_corner_query *cq, uint32_t u) {
         int away = (sigma * c < 0) & (c * c > thr);
         if (closed | away)
             continue;
-        cs_relax(cq, v, gu + cs_dist(ux, uz, vx, vz), u, 0);
+        cs_relax(cq, v, vx, vz, gu + cs_dist(ux, uz, vx, vz), u, 0);
     }
     if (u >= gr->ncorners) {
         uint32_t l = (u - gr->ncorners) / 2, at_end = (u - gr->ncorners) & 1;
         const nav_link *lk = &m->links[l];
+        uint32_t to = gr->ncorners + 2 * l + (at_end ? 0u : 1u);
         if ((!at_end || lk->bidirectional) && !((cq->excl >> lk->area) & 1u))
-            cs_relax(cq, gr->ncorners + 2 * l + (at_end ? 0u : 1u),
+            cs_relax(cq, to, gr->xz[2 * (size_t)to], gr->xz[2 * (size_t)to + 1],
                      gu + nav_dist3d(lk->start_on, lk->end_on), u, CS_HOP);
     }
 }
@@ -570,15 +568,19 @@ static int cs_run(nav_corner_query *cq, uint32_t start_poly, uint32_t end_poly, 
             uint32_t u = e.id;
             if (u == cq->goal_node)
                 return 1;
-            if ((cq->ns[u].flags & CS_CLOSED) || cs_g_of(&e) > cq->ns[u].g)
-                continue; /* stale entry */
+            /* stale: a node's h is fixed in a search (see cs_relax), so
+               its first entry out is one with its current g (f = g + h is
+               least), or ties it, and the expansion reads g from the
+               record; every later one finds the node closed */
+            if (cq->ns[u].flags & CS_CLOSED)
+                continue;
         }
         if (*work >= max_nodes)
             return -1;
         ++*work;
         if (e.tag == CS_NODE) {
             cq->ns[e.id].flags |= CS_CLOSED;
-            cs_record(cq, cq->gr->poly[e.id]);
+            cs_record(cq, cq->gr->node[e.id].poly);
             cs_expand(cq, e.id);
             continue;
         }

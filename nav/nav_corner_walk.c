@@ -51,7 +51,8 @@ static int cw_prepare(nav_cwalk *w, const nav_mesh *m) {
     return 1;
 }
 
-static int cw_push(nav_cwalk *w, uint32_t *top, const nav_cw_item *it) {
+static inline __attribute__((always_inline)) int cw_push(nav_cwalk *w, uint32_t *top,
+                                                         const nav_cw_item *it) {
     if (*top == w->cap) {
         uint32_t cap = w->cap ? 2 * w->cap : 256;
         nav_cw_item *t = realloc(w->stack, (size_t)cap * sizeof *t);
@@ -191,11 +192,13 @@ int nav_cwalk_run(nav_cwalk *w, const nav_mesh *m, double rx, double rz, uint32_
 
 /* ---- segment walk ---- */
 
-/* Is (x, z) on the closed segment va -> vb, within a few float roundings
-   (points snapped onto an edge lie a rounding off it, on either side)? */
-static int on_edge(const float *va, const float *vb, double x, double z) {
-    double ex = (double)vb[0] - va[0], ez = (double)vb[2] - va[2], l2 = ex * ex + ez * ez;
-    double tol = 1e-6 * (1.0 + fabs(x) + fabs(z));
+/* Is (x, z) on the closed segment va -> vb (ex, ez = vb - va, l2 = its
+   squared length), within tol = 1e-6 (1 + |x| + |z|), a few float roundings
+   (points snapped onto an edge lie a rounding off it, on either side)? The
+   caller computes the edge's terms once for both ends of its segment, and
+   each end's tol once per walk. */
+static int on_edge(const float *va, double ex, double ez, double l2, double x, double z,
+                   double tol) {
     /* Within tol of the edge means within tol of its line: |cross| / |e|.
        Most points a segment walk asks about are far off the line, and this
        test (at twice tol, for roundings) rejects them without the division
@@ -216,10 +219,12 @@ static int on_edge(const float *va, const float *vb, double x, double z) {
  * edge: at a corner the segment may leave through any polygon of the fan,
  * which can be more than half a turn away from the one the path arrived
  * in, and an end point on an edge belongs to the polygons on both sides.
+ * ta, tb: on_edge's tol for a and b.
  */
-static int seg_leaves(const float *va, const float *vb, double ax, double az, double bx,
-                      double bz) {
-    if (on_edge(va, vb, ax, az) || on_edge(va, vb, bx, bz))
+static int seg_leaves(const float *va, const float *vb, double ax, double az, double bx, double bz,
+                      double ta, double tb) {
+    double ex = (double)vb[0] - va[0], ez = (double)vb[2] - va[2], l2 = ex * ex + ez * ez;
+    if (on_edge(va, ex, ez, l2, ax, az, ta) || on_edge(va, ex, ez, l2, bx, bz, tb))
         return 1;
     double o1 = nav_corner_orient(ax, az, bx, bz, va[0], va[2]);
     double o2 = nav_corner_orient(ax, az, bx, bz, vb[0], vb[2]);
@@ -230,12 +235,11 @@ static int seg_leaves(const float *va, const float *vb, double ax, double az, do
     if (o1 != 0 || o2 != 0)
         return 1;
     /* along the edge's line: the two must overlap */
-    double ex = (double)vb[0] - va[0], ez = (double)vb[2] - va[2], l2 = ex * ex + ez * ez;
     if (l2 <= 0)
         return 0;
-    double ta = ((ax - va[0]) * ex + (az - va[2]) * ez) / l2;
-    double tb = ((bx - va[0]) * ex + (bz - va[2]) * ez) / l2;
-    double lo = ta < tb ? ta : tb, hi = ta < tb ? tb : ta;
+    double ua = ((ax - va[0]) * ex + (az - va[2]) * ez) / l2;
+    double ub = ((bx - va[0]) * ex + (bz - va[2]) * ez) / l2;
+    double lo = ua < ub ? ua : ub, hi = ua < ub ? ub : ua;
     return lo <= 1 + 1e-9 && hi >= -1e-9;
 }
 
@@ -256,6 +260,7 @@ int nav_cwalk_segment(nav_cwalk *w, const nav_mesh *m, uint32_t from, double ax,
             return 0;
         w->scap = m->npolys;
     }
+    double tol_a = 1e-6 * (1.0 + fabs(ax) + fabs(az)), tol_b = 1e-6 * (1.0 + fabs(bx) + fabs(bz));
     uint32_t head = 0, tail = 1;
     w->sq[0] = from;
     w->spar[0] = NAV_NONE;
@@ -281,7 +286,7 @@ int nav_cwalk_segment(nav_cwalk *w, const nav_mesh *m, uint32_t from, double ax,
                 continue;
             const float *va = nav_vert(m, m->poly_verts[s + j]);
             const float *vb = nav_vert(m, m->poly_verts[s + (j + 1 == nv ? 0 : j + 1)]);
-            if (!seg_leaves(va, vb, ax, az, bx, bz))
+            if (!seg_leaves(va, vb, ax, az, bx, bz, tol_a, tol_b))
                 continue;
             w->pstamp[nb] = w->gen;
             w->sq[tail] = nb;

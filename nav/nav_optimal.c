@@ -110,13 +110,13 @@ typedef struct opt_node {
     uint8_t kind, flags;
 } opt_node; /* 72 bytes */
 
-/* An open-list entry. The keys are the bit patterns of f and of g, both
-   non-negative and never NaN, so unsigned order is their numeric order:
-   fk = bits(f), gk = ~bits(g) (larger g first). Integer keys compare
-   without the branches of double compares (the parity test for NaN, the
-   separate equality test) and let a pop pick a child by index arithmetic. */
+/* An open-list entry, 16 bytes. The key is the bit pattern of f, which is
+   non-negative and never NaN, so unsigned order is its numeric order.
+   Integer keys compare without the branches of double compares (the
+   parity test for NaN, the separate equality test) and let a pop pick a
+   child by index arithmetic. */
 typedef struct opt_heap {
-    uint64_t fk, gk;
+    uint64_t fk;
     uint32_t node;
 } opt_heap;
 
@@ -430,8 +430,7 @@ static int root_dominated(const nav_optimal *o, const opt_rec *r) {
 
 /* A binary heap: a 4-ary one (as in the corner search) spent more compares
    per level than its fewer levels saved here (pops 272k -> 473k
-   instructions on nav_test long) and was no faster. Its shape, and so the
-   order of entries equal in f and g, is the one before integer keys. */
+   instructions on nav_test long) and was no faster. */
 #define OPT_ARITY 2
 
 static inline uint64_t key_bits(double x) {
@@ -440,15 +439,16 @@ static inline uint64_t key_bits(double x) {
     return u;
 }
 
-/* min f, ties: deeper first (larger g), it is closer to a goal */
+/* min f; equal keys leave in heap order (a tie-break on g cost two of a
+   compare's three operations and only picks among equal paths) */
 static inline int heap_before(const opt_heap *a, const opt_heap *b) {
-    return (a->fk < b->fk) | ((a->fk == b->fk) & (a->gk < b->gk));
+    return a->fk < b->fk;
 }
 
-static void heap_push(nav_optimal *o, double f, double g, uint32_t node) {
+static void heap_push(nav_optimal *o, double f, uint32_t node) {
     uint32_t i = o->nheap++;
-    /* f, g >= 0 (sums of distances): + 0.0 keeps a zero's sign positive */
-    opt_heap item = {key_bits(f + 0.0), ~key_bits(g + 0.0), node};
+    /* f >= 0 (a sum of distances): + 0.0 keeps a zero's sign positive */
+    opt_heap item = {key_bits(f + 0.0), node};
     opt_heap *h = o->heap;
     while (i > 0) {
         uint32_t p = (i - 1) / OPT_ARITY;
@@ -610,7 +610,7 @@ static void commit(nav_optimal *o, const opt_node *nn, double f) {
     }
     uint32_t idx = o->nfree > 0 ? o->free_nodes[--o->nfree] : o->nused++;
     o->nodes[idx] = *nn;
-    heap_push(o, f, o->recs[nn->rec].g, idx);
+    heap_push(o, f, idx);
 }
 
 /* f of a NORMAL node: g of its root plus Polyanya's heuristic. */
