@@ -227,6 +227,8 @@ typedef struct ob_sum {
     int nshared, nlarge, nwalls;
     char slower[1024];  /* "mesh band ratio" of every band where optimal is slower */
     char dslower[1024]; /* the same against Detour */
+    double dratio[3];   /* optimal/Detour time ratios summed per ob_family */
+    int ndratio[3];
     detour_ref *detour; /* Detour on the current mesh, NULL when it cannot hold it */
 } ob_sum;
 
@@ -398,13 +400,15 @@ static void ob_band(nav_query *q, const nav_mesh *m, const char *mesh, const cha
                "%5.2f | Detour nodes %7.0f | Detour paths %.2f%% longer | Detour failed %d\n",
                mesh, band, d.us, dr, c.us / d.us, d.nodes / n,
                d.olen > 0 ? 100.0 * (d.len - d.olen) / d.olen : 0.0, d.failed);
+        sum->dratio[fam] += dr;
+        sum->ndratio[fam]++;
         size_t k = strlen(sum->dslower);
         if (dr > 1.0 && k + 48 < sizeof sum->dslower)
             snprintf(sum->dslower + k, sizeof sum->dslower - k, "%s%s %s %.2f", k ? ", " : "", mesh,
                      band, dr);
     } else {
-        printf("  %-10s %-6s            Detour: not measured (cannot hold this mesh in one tile)\n",
-               mesh, band);
+        printf("  %-10s %-6s            Detour: not measured (cannot hold this mesh: %s)\n", mesh,
+               band, detour_ref_layout());
     }
     if (fam == OB_WALLS) {
         sum->walls += ratio;
@@ -523,6 +527,55 @@ static uint32_t ob_point(const nav_mesh *m, uint32_t *rng, float out[3]) {
     return p;
 }
 
+/*
+ * Detour tiled against navd's exact search on one band: navd is exact, so
+ * wherever its optimal answer is complete, Detour must reach the end
+ * polygon too, and Detour's straight path cannot be shorter (1 mm for
+ * Detour's quantised vertices and float arithmetic). Prints pairs checked
+ * and violations; a violation means the tiling (portals, quantisation) or
+ * the exact search is wrong.
+ */
+static void ob_dcheck(nav_query *q, const nav_mesh *m, detour_ref *d, const char *mesh,
+                      const char *band, const ob_req *rs, int n, const float ext[3], ob_buf *b) {
+    int checked = 0, incomplete = 0, shorter = 0;
+    double worst = 0, excess = 0;
+    for (int i = 0; i < n; i++) {
+        nav_path_request req = {.algorithm = NAV_ALGO_OPTIMAL};
+        memcpy(req.start, rs[i].start, sizeof req.start);
+        memcpy(req.end, rs[i].end, sizeof req.end);
+        memcpy(req.extents, ext, sizeof req.extents);
+        memset(&b->res, 0, sizeof b->res);
+        b->res.corners = b->corners;
+        b->res.max_corners = 2048;
+        b->res.polys = b->polys;
+        b->res.max_polys = 1 << 14;
+        b->res.links = b->links;
+        b->res.max_links = 64;
+        if (nav_find_path(q, m, &req, &b->res) != NAV_OK || b->res.flags ||
+            b->res.algorithm != NAV_ALGO_OPTIMAL)
+            continue; /* not an exact complete answer: nothing to hold Detour to */
+        double ol = 0, dl = 0;
+        for (uint32_t c = 1; c < b->res.ncorners; c++)
+            ol += hypot((double)b->corners[3 * c] - b->corners[3 * c - 3],
+                        (double)b->corners[3 * c + 2] - b->corners[3 * c - 1]);
+        checked++;
+        if (detour_ref_path(d, rs[i].start, rs[i].end, ext, &dl, NULL) != 1) {
+            incomplete++;
+            continue;
+        }
+        if (dl < ol - 1e-3) {
+            shorter++;
+            worst = fmax(worst, ol - dl);
+        }
+        excess += ol > 0 ? (dl - ol) / ol : 0;
+    }
+    printf("  %-10s %-6s            Detour check: %d exact complete pairs, Detour partial or "
+           "failed on %d, shorter than exact on %d (by up to %.4f); Detour %.2f%% longer on "
+           "average\n",
+           mesh, band, checked, incomplete, shorter, worst,
+           checked > incomplete ? 100.0 * excess / (checked - incomplete) : 0.0);
+}
+
 /* A generated mesh over 100,000 polygons: walls = 0, 20 % single-cell holes
    (a field of pillars, the hard case for an exact search: see README);
    walls = 1, 15 % of the cells as wall segments (rooms and corridors). */
@@ -534,11 +587,13 @@ static void ob_large(nav_query *q, ob_buf *b, ob_sum *sum, int walls) {
     o.islands = 0;
     nav_mesh *m = fx_random(2024, &o);
     ob_graph(m, walls ? "walls320" : "random320");
+    double t0 = bench_now();
     sum->detour = detour_ref_new(m->verts, m->nverts, m->poly_start, m->poly_verts, m->poly_nei,
                                  m->npolys, 65535);
     const char *family = walls ? "walls320" : "random320";
-    printf("  fx_random 320 x 320, %s: %u polygons\n",
-           walls ? "15% of cells in wall segments" : "holes 20%", nav_mesh_polygon_count(m));
+    printf("  fx_random 320 x 320, %s: %u polygons; Detour: %s (%s, %.3f s)\n",
+           walls ? "15% of cells in wall segments" : "holes 20%", nav_mesh_polygon_count(m),
+           sum->detour ? "tiled dtNavMesh" : "not built", detour_ref_layout(), bench_now() - t0);
     static const struct {
         const char *name;
         double lo, hi;
@@ -560,6 +615,9 @@ static void ob_large(nav_query *q, ob_buf *b, ob_sum *sum, int walls) {
             rs[n].dist = d;
             n++;
         }
+        const char *cg = getenv("NAVD_BENCH_CG"), *pair = getenv("NAVD_BENCH_PAIR");
+        if (sum->detour && !(cg && *cg) && !(pair && *pair))
+            ob_dcheck(q, m, sum->detour, family, bands[k].name, rs, n, ext, b);
         ob_band(q, m, family, bands[k].name, rs, n, ext, k == 2 ? 2 : 3, b,
                 walls ? OB_WALLS : OB_PILLARS, sum);
         free(rs);
@@ -591,12 +649,14 @@ void bench_optimal(void) {
     ob_sum sum = {0};
     ob_shared(q, b, &sum);
     /* NAVD_BENCH_ONLY=<shared mesh>: that mesh alone, no grids (quick
-       same-run ratios while tuning) */
+       same-run ratios while tuning); =random320, =walls320 or =grids: the
+       generated grids alone (the shared meshes match no such name) */
     const char *only = getenv("NAVD_BENCH_ONLY");
-    if (!only || !*only) {
+    int all = !only || !*only, grids = !all && strcmp(only, "grids") == 0;
+    if (all || grids || strcmp(only, "random320") == 0)
         ob_large(q, b, &sum, 0);
+    if (all || grids || strcmp(only, "walls320") == 0)
         ob_large(q, b, &sum, 1);
-    }
     int nall = sum.nshared + sum.nlarge + sum.nwalls;
     printf("  mean optimal/corridor time ratio (< 1: optimal faster):");
     if (sum.nshared)
@@ -608,7 +668,12 @@ void bench_optimal(void) {
     if (nall)
         printf(" all %.2f\n", (sum.shared + sum.large + sum.walls) / nall);
     printf("  optimal slower than corridor in: %s\n", sum.slower[0] ? sum.slower : "no band");
-    printf("  optimal slower than Detour in: %s\n", sum.dslower[0] ? sum.dslower : "no band");
+    printf("  mean optimal/Detour time ratio (< 1: optimal faster):");
+    static const char *const fams[3] = {"shared meshes", "random320", "walls320"};
+    for (int f = 0; f < 3; f++)
+        if (sum.ndratio[f])
+            printf(" %s %.2f (%d bands)", fams[f], sum.dratio[f] / sum.ndratio[f], sum.ndratio[f]);
+    printf("\n  optimal slower than Detour in: %s\n", sum.dslower[0] ? sum.dslower : "no band");
     nav_optimal_free(ob_opt);
     ob_opt = NULL;
     free(b);
