@@ -65,6 +65,10 @@ typedef struct nb_dctx {
     nb_dpt pts[NB_DMAX_HULL + NB_DMAX_SAMPLES];
     int npts;
     int tris[NB_DMAX_TRIS][3];
+    /* nbr[t][k]: the triangle across edge tris[t][k] -> tris[t][k + 1], or
+       -1 (the outline): kept by every cut, split and flip, so that a flip
+       finds the triangle across an edge without scanning them all */
+    int nbr[NB_DMAX_TRIS][3];
     int ntris;
     /* the hull triangles' boxes, widened so that a point outside one is
        outside the triangle (nb_tri_boxes); lo > hi: no box, test fully */
@@ -378,11 +382,24 @@ static void nb_edge_points(nb_dctx *d, const float *a, const float *b) {
     }
 }
 
+/* Triangle x (none when < 0) has the edge v0 -> v1: t is now across it. */
+static void nb_relink(nb_dctx *d, int x, int v0, int v1, int t) {
+    if (x < 0)
+        return;
+    for (int k = 0; k < 3; k++)
+        if (d->tris[x][k] == v0 && d->tris[x][(k + 1) % 3] == v1)
+            d->nbr[x][k] = t;
+}
+
 /* Cuts the convex outline into triangles at strictly convex corners. */
 static void nb_hull_tris(nb_dctx *d) {
-    int idx[NB_DMAX_HULL], n = d->nhull;
-    for (int i = 0; i < n; i++)
+    /* own[i]: the triangle already cut off across outline edge
+       idx[i] -> idx[i + 1], or -1 (an edge of the polygon itself) */
+    int idx[NB_DMAX_HULL], own[NB_DMAX_HULL], n = d->nhull;
+    for (int i = 0; i < n; i++) {
         idx[i] = i;
+        own[i] = -1;
+    }
     d->ntris = 0;
     while (n >= 3) {
         int best = -1;
@@ -400,12 +417,23 @@ static void nb_hull_tris(nb_dctx *d) {
         }
         if (best < 0)
             break;
-        d->tris[d->ntris][0] = idx[(best + n - 1) % n];
-        d->tris[d->ntris][1] = idx[best];
-        d->tris[d->ntris][2] = idx[(best + 1) % n];
-        d->ntris++;
+        int prev = (best + n - 1) % n, t = d->ntris++;
+        int a = idx[prev], b = idx[best], c = idx[(best + 1) % n];
+        d->tris[t][0] = a;
+        d->tris[t][1] = b;
+        d->tris[t][2] = c;
+        d->nbr[t][0] = own[prev];
+        d->nbr[t][1] = own[best];
+        /* c -> a is a new diagonal, but the outline's last edge when the
+           last triangle closes it */
+        d->nbr[t][2] = n == 3 ? own[(best + 1) % n] : -1;
+        nb_relink(d, own[prev], b, a, t);
+        nb_relink(d, own[best], c, b, t);
+        nb_relink(d, d->nbr[t][2], a, c, t);
         memmove(&idx[best], &idx[best + 1], (size_t)(n - best - 1) * sizeof *idx);
+        memmove(&own[best], &own[best + 1], (size_t)(n - best - 1) * sizeof *own);
         n--;
+        own[(best + n - 1) % n] = t; /* the new outline edge a -> c */
     }
 }
 
@@ -526,18 +554,21 @@ static bool nb_in_circle(const float *a, const float *b, const float *c, const f
     return det > 1e-9;
 }
 
-/* The triangle other than t with the edge b -> a (t has a -> b), or -1. */
-static int nb_across(const nb_dctx *d, int t, int a, int b, int *q) {
-    for (int u = 0; u < d->ntris; u++) {
-        if (u == t)
-            continue;
-        for (int k = 0; k < 3; k++)
-            if (d->tris[u][k] == b && d->tris[u][(k + 1) % 3] == a) {
-                *q = d->tris[u][(k + 2) % 3];
-                return u;
-            }
-    }
-    return -1;
+/* The triangle across t's edge k (tris[t][k] -> tris[t][k + 1]), or -1;
+   *q: its corner off that edge. The triangles tile part of the polygon
+   without overlap (cuts, splits at inner points and flips of convex quads
+   keep it so), so each directed edge has one triangle: this is the
+   triangle a scan of all of them for the reversed edge would find. */
+static int nb_across(const nb_dctx *d, int t, int k, int *q) {
+    int u = d->nbr[t][k];
+    if (u < 0)
+        return -1;
+    int b = d->tris[t][(k + 1) % 3];
+    int j = 0;
+    while (d->tris[u][j] != b)
+        j++;
+    *q = d->tris[u][(j + 2) % 3];
+    return u;
 }
 
 /* Restores the Delaunay property around new point p by flipping edges
@@ -557,7 +588,7 @@ static void nb_flip_around(nb_dctx *d, int p, int first, uint8_t *touched) {
         if (k == 3)
             continue;
         int a = d->tris[t][(k + 1) % 3], b = d->tris[t][(k + 2) % 3], q;
-        int u = nb_across(d, t, a, b, &q);
+        int u = nb_across(d, t, (k + 1) % 3, &q);
         if (u < 0 || !nb_in_circle(d->pts[a].p, d->pts[b].p, d->pts[p].p, d->pts[q].p))
             continue;
         /* quad a, q, b, p (clockwise): diagonal p-q replaces a-b, only when
@@ -565,8 +596,19 @@ static void nb_flip_around(nb_dctx *d, int p, int first, uint8_t *touched) {
         if (!nb_solid(d->pts[a].p, d->pts[q].p, d->pts[p].p) ||
             !nb_solid(d->pts[q].p, d->pts[b].p, d->pts[p].p))
             continue;
+        /* the quad's outer edges keep their neighbours: b -> p and p -> a
+           of t, a -> q and q -> b of u */
+        int nbp = d->nbr[t][(k + 2) % 3], npa = d->nbr[t][k];
+        int ju = 0;
+        while (d->tris[u][ju] != b)
+            ju++;
+        int naq = d->nbr[u][(ju + 1) % 3], nqb = d->nbr[u][(ju + 2) % 3];
         d->tris[t][0] = a, d->tris[t][1] = q, d->tris[t][2] = p;
         d->tris[u][0] = q, d->tris[u][1] = b, d->tris[u][2] = p;
+        d->nbr[t][0] = naq, d->nbr[t][1] = u, d->nbr[t][2] = npa;
+        d->nbr[u][0] = nqb, d->nbr[u][1] = nbp, d->nbr[u][2] = t;
+        nb_relink(d, naq, q, a, t);
+        nb_relink(d, nbp, p, b, u);
         touched[t] = touched[u] = 1;
         if (ns + 2 <= 3 * NB_DMAX_TRIS) {
             stack[ns++] = t;
@@ -600,9 +642,15 @@ static void nb_insert_samples(nb_dctx *d) {
             continue;
         }
         int t1 = d->ntris, t2 = d->ntris + 1;
+        int n1 = d->nbr[t][1], n2 = d->nbr[t][2];
         d->tris[t][0] = a, d->tris[t][1] = b, d->tris[t][2] = p;
         d->tris[t1][0] = b, d->tris[t1][1] = c, d->tris[t1][2] = p;
         d->tris[t2][0] = c, d->tris[t2][1] = a, d->tris[t2][2] = p;
+        d->nbr[t][1] = t1, d->nbr[t][2] = t2;
+        d->nbr[t1][0] = n1, d->nbr[t1][1] = t2, d->nbr[t1][2] = t;
+        d->nbr[t2][0] = n2, d->nbr[t2][1] = t, d->nbr[t2][2] = t1;
+        nb_relink(d, n1, c, b, t1);
+        nb_relink(d, n2, a, c, t2);
         d->ntris += 2;
         memset(touched, 0, (size_t)d->ntris);
         touched[t] = touched[t1] = touched[t2] = 1;
