@@ -75,6 +75,7 @@ typedef struct nb_dctx {
     struct {
         double lox, hix, loz, hiz;
     } tbox[NB_DMAX_TRIS];
+    double span; /* the polygon's box, x plus z extent */
     struct {
         float p[3];
         int tri; /* containing triangle, -1: inserted or unusable */
@@ -454,7 +455,8 @@ static bool nb_tri_height(const nb_dctx *d, int t, float x, float z, float *y) {
 }
 
 /*
- * Boxes of the current triangles for nb_locate's quick rejection. A point
+ * Box of triangle t for nb_locate's quick rejection (of the hull's
+ * triangles, then of each triangle an insertion rewrites). A point
  * nb_tri_height accepts has every barycentric >= -1e-5, so it lies within
  * 2e-5 of the triangle's extent outside its box; the box is widened by
  * 1e-3 of the extent, far beyond that. The barycentrics are computed in
@@ -463,24 +465,31 @@ static bool nb_tri_height(const nb_dctx *d, int t, float x, float z, float *y) {
  * area, so triangles thinner than 1e-9 of span squared get no box and are
  * tested fully, as before. Only rejections are decided here.
  */
-static void nb_tri_boxes(nb_dctx *d, double span) {
-    for (int t = 0; t < d->ntris; t++) {
-        const float *a = d->pts[d->tris[t][0]].p, *b = d->pts[d->tris[t][1]].p,
-                    *c = d->pts[d->tris[t][2]].p;
-        double det = nb_ftri2(a, b, c);
-        double lox = fmin(a[0], fmin(b[0], c[0])), hix = fmax(a[0], fmax(b[0], c[0]));
-        double loz = fmin(a[2], fmin(b[2], c[2])), hiz = fmax(a[2], fmax(b[2], c[2]));
-        if (fabs(det) < 1e-9 * span * span) {
-            d->tbox[t].lox = d->tbox[t].loz = INFINITY;
-            d->tbox[t].hix = d->tbox[t].hiz = -INFINITY;
-            continue;
-        }
-        double mx = (hix - lox) * 1e-3, mz = (hiz - loz) * 1e-3;
-        d->tbox[t].lox = lox - mx;
-        d->tbox[t].hix = hix + mx;
-        d->tbox[t].loz = loz - mz;
-        d->tbox[t].hiz = hiz + mz;
+static void nb_tri_box(nb_dctx *d, int t) {
+    const float *a = d->pts[d->tris[t][0]].p, *b = d->pts[d->tris[t][1]].p,
+                *c = d->pts[d->tris[t][2]].p;
+    double det = nb_ftri2(a, b, c), span = d->span;
+    /* finite coordinates: plain comparisons are fmin / fmax */
+    double lox = a[0] < b[0] ? a[0] : b[0], hix = a[0] > b[0] ? a[0] : b[0];
+    double loz = a[2] < b[2] ? a[2] : b[2], hiz = a[2] > b[2] ? a[2] : b[2];
+    lox = c[0] < lox ? c[0] : lox, hix = c[0] > hix ? c[0] : hix;
+    loz = c[2] < loz ? c[2] : loz, hiz = c[2] > hiz ? c[2] : hiz;
+    if (fabs(det) < 1e-9 * span * span) {
+        d->tbox[t].lox = d->tbox[t].loz = INFINITY;
+        d->tbox[t].hix = d->tbox[t].hiz = -INFINITY;
+        return;
     }
+    double mx = (hix - lox) * 1e-3, mz = (hiz - loz) * 1e-3;
+    d->tbox[t].lox = lox - mx;
+    d->tbox[t].hix = hix + mx;
+    d->tbox[t].loz = loz - mz;
+    d->tbox[t].hiz = hiz + mz;
+}
+
+/* Does triangle t's box (nb_tri_box) rule out that it holds (x, z)? */
+static bool nb_box_misses(const nb_dctx *d, int t, double x, double z) {
+    return d->tbox[t].lox <= d->tbox[t].hix &&
+           (x < d->tbox[t].lox || x > d->tbox[t].hix || z < d->tbox[t].loz || z > d->tbox[t].hiz);
 }
 
 /* nb_locate over all triangles, skipping those whose box (nb_tri_boxes)
@@ -489,8 +498,7 @@ static void nb_locate_boxed(nb_dctx *d, int i) {
     const double x = d->samp[i].p[0], z = d->samp[i].p[2];
     d->samp[i].tri = -1;
     for (int t = 0; t < d->ntris; t++) {
-        if (d->tbox[t].lox <= d->tbox[t].hix &&
-            (x < d->tbox[t].lox || x > d->tbox[t].hix || z < d->tbox[t].loz || z > d->tbox[t].hiz))
+        if (nb_box_misses(d, t, x, z))
             continue;
         float y;
         if (nb_tri_height(d, t, d->samp[i].p[0], d->samp[i].p[2], &y)) {
@@ -518,7 +526,9 @@ static void nb_interior(nb_dctx *d, const float *bmin, const float *bmax, uint16
     d->nsamp = 0;
     if (d->sample_dist <= 0)
         return;
-    nb_tri_boxes(d, ((double)bmax[0] - bmin[0]) + ((double)bmax[2] - bmin[2]));
+    d->span = ((double)bmax[0] - bmin[0]) + ((double)bmax[2] - bmin[2]);
+    for (int t = 0; t < d->ntris; t++)
+        nb_tri_box(d, t);
     for (float z = bmin[2] + d->sample_dist * 0.5f; z < bmax[2]; z += d->sample_dist)
         for (float x = bmin[0] + d->sample_dist * 0.5f; x < bmax[0]; x += d->sample_dist) {
             if (d->nsamp >= NB_DMAX_SAMPLES)
@@ -657,15 +667,19 @@ static void nb_insert_samples(nb_dctx *d) {
         nb_flip_around(d, p, t, touched);
         int tl[NB_DMAX_TRIS], nt = 0;
         for (int u = 0; u < d->ntris; u++)
-            if (touched[u])
+            if (touched[u]) {
                 tl[nt++] = u;
+                nb_tri_box(d, u);
+            }
         for (int i = 0; i < d->nsamp; i++) {
             int st = d->samp[i].tri;
             if (st < 0 || !touched[st])
                 continue;
             d->samp[i].tri = -1;
+            const double x = d->samp[i].p[0], z = d->samp[i].p[2];
             for (int k = 0; k < nt && d->samp[i].tri < 0; k++)
-                nb_locate(d, i, tl[k], tl[k] + 1);
+                if (!nb_box_misses(d, tl[k], x, z))
+                    nb_locate(d, i, tl[k], tl[k] + 1);
         }
     }
 }
