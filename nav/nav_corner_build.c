@@ -82,7 +82,7 @@ typedef struct cb_state {
    is the root's own place. in_sight: what nav_cone_sees says of it, or -1
    (ask the cone). */
 static inline void cb_see(cb_state *b, uint32_t id, const nav_cone *c, int in_sight) {
-    if (id == b->root || b->stamp[id] == b->gen)
+    if (in_sight == 0 || id == b->root || b->stamp[id] == b->gen)
         return;
     double x = b->g->xz[2 * (size_t)id], z = b->g->xz[2 * (size_t)id + 1];
     if ((x == b->rx && z == b->rz) || !(in_sight < 0 ? nav_cone_sees(c, x, z) : in_sight))
