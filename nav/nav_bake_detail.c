@@ -392,28 +392,41 @@ static void nb_relink(nb_dctx *d, int x, int v0, int v1, int t) {
             d->nbr[x][k] = t;
 }
 
+/* The ear at position i of the outline idx[0..n): its diagonal's length,
+   or -1 when the corner is not clearly convex (the outline has negative
+   area). */
+static double nb_ear(const nb_dctx *d, const int *idx, int n, int i) {
+    const float *a = d->pts[idx[(i + n - 1) % n]].p, *b = d->pts[idx[i]].p,
+                *c = d->pts[idx[(i + 1) % n]].p;
+    if (!nb_solid(a, b, c))
+        return -1;
+    return hypot((double)c[0] - a[0], (double)c[2] - a[2]);
+}
+
 /* Cuts the convex outline into triangles at strictly convex corners. */
 static void nb_hull_tris(nb_dctx *d) {
     /* own[i]: the triangle already cut off across outline edge
-       idx[i] -> idx[i + 1], or -1 (an edge of the polygon itself) */
+       idx[i] -> idx[i + 1], or -1 (an edge of the polygon itself); ear[i]:
+       nb_ear at i, kept with the outline (a cut changes only the ears of
+       the two corners beside it) */
     int idx[NB_DMAX_HULL], own[NB_DMAX_HULL], n = d->nhull;
+    double ear[NB_DMAX_HULL];
     for (int i = 0; i < n; i++) {
         idx[i] = i;
         own[i] = -1;
     }
+    for (int i = 0; n >= 3 && i < n; i++)
+        ear[i] = nb_ear(d, idx, n, i);
     d->ntris = 0;
     while (n >= 3) {
         int best = -1;
         double best_l = 0;
         for (int i = 0; i < n; i++) {
-            const float *a = d->pts[idx[(i + n - 1) % n]].p, *b = d->pts[idx[i]].p,
-                        *c = d->pts[idx[(i + 1) % n]].p;
-            if (!nb_solid(a, b, c))
-                continue; /* not clearly convex (the outline has negative area) */
-            double l = hypot((double)c[0] - a[0], (double)c[2] - a[2]);
-            if (best < 0 || l < best_l) {
+            if (ear[i] < 0)
+                continue;
+            if (best < 0 || ear[i] < best_l) {
                 best = i;
-                best_l = l;
+                best_l = ear[i];
             }
         }
         if (best < 0)
@@ -433,8 +446,13 @@ static void nb_hull_tris(nb_dctx *d) {
         nb_relink(d, d->nbr[t][2], a, c, t);
         memmove(&idx[best], &idx[best + 1], (size_t)(n - best - 1) * sizeof *idx);
         memmove(&own[best], &own[best + 1], (size_t)(n - best - 1) * sizeof *own);
+        memmove(&ear[best], &ear[best + 1], (size_t)(n - best - 1) * sizeof *ear);
         n--;
         own[(best + n - 1) % n] = t; /* the new outline edge a -> c */
+        if (n >= 3) {
+            ear[(best + n - 1) % n] = nb_ear(d, idx, n, (best + n - 1) % n);
+            ear[best % n] = nb_ear(d, idx, n, best % n);
+        }
     }
 }
 
@@ -629,14 +647,22 @@ static void nb_flip_around(nb_dctx *d, int p, int first, uint8_t *touched) {
 
 static void nb_insert_samples(nb_dctx *d) {
     static _Thread_local uint8_t touched[NB_DMAX_TRIS];
+    /* wi: the worst sample (the first of the largest errors above
+       max_error), found by the pass that re-locates samples after an
+       insertion, else by a scan */
+    int wi = -1;
+    bool known = false;
     for (;;) {
-        int wi = -1;
-        float worst = d->max_error;
-        for (int i = 0; i < d->nsamp; i++)
-            if (d->samp[i].tri >= 0 && d->samp[i].err > worst) {
-                worst = d->samp[i].err;
-                wi = i;
-            }
+        if (!known) {
+            float worst = d->max_error;
+            wi = -1;
+            for (int i = 0; i < d->nsamp; i++)
+                if (d->samp[i].tri >= 0 && d->samp[i].err > worst) {
+                    worst = d->samp[i].err;
+                    wi = i;
+                }
+        }
+        known = false;
         if (wi < 0 || d->npts >= NB_DMAX_HULL + NB_DMAX_SAMPLES || d->ntris + 2 > NB_DMAX_TRIS)
             return;
         int t = d->samp[wi].tri, p = d->npts++;
@@ -671,16 +697,23 @@ static void nb_insert_samples(nb_dctx *d) {
                 tl[nt++] = u;
                 nb_tri_box(d, u);
             }
+        float worst = d->max_error;
+        wi = -1;
         for (int i = 0; i < d->nsamp; i++) {
             int st = d->samp[i].tri;
-            if (st < 0 || !touched[st])
-                continue;
-            d->samp[i].tri = -1;
-            const double x = d->samp[i].p[0], z = d->samp[i].p[2];
-            for (int k = 0; k < nt && d->samp[i].tri < 0; k++)
-                if (!nb_box_misses(d, tl[k], x, z))
-                    nb_locate(d, i, tl[k], tl[k] + 1);
+            if (st >= 0 && touched[st]) {
+                d->samp[i].tri = -1;
+                const double x = d->samp[i].p[0], z = d->samp[i].p[2];
+                for (int k = 0; k < nt && d->samp[i].tri < 0; k++)
+                    if (!nb_box_misses(d, tl[k], x, z))
+                        nb_locate(d, i, tl[k], tl[k] + 1);
+            }
+            if (d->samp[i].tri >= 0 && d->samp[i].err > worst) {
+                worst = d->samp[i].err;
+                wi = i;
+            }
         }
+        known = true;
     }
 }
 
