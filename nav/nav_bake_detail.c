@@ -65,12 +65,17 @@ typedef struct nb_dctx {
     nb_dpt pts[NB_DMAX_HULL + NB_DMAX_SAMPLES];
     int npts;
     int tris[NB_DMAX_TRIS][3];
+    /* nbr[t][k]: the triangle across edge tris[t][k] -> tris[t][k + 1], or
+       -1 (the outline): kept by every cut, split and flip, so that a flip
+       finds the triangle across an edge without scanning them all */
+    int nbr[NB_DMAX_TRIS][3];
     int ntris;
     /* the hull triangles' boxes, widened so that a point outside one is
        outside the triangle (nb_tri_boxes); lo > hi: no box, test fully */
     struct {
         double lox, hix, loz, hiz;
     } tbox[NB_DMAX_TRIS];
+    double span; /* the polygon's box, x plus z extent */
     struct {
         float p[3];
         int tri; /* containing triangle, -1: inserted or unusable */
@@ -378,34 +383,76 @@ static void nb_edge_points(nb_dctx *d, const float *a, const float *b) {
     }
 }
 
+/* Triangle x (none when < 0) has the edge v0 -> v1: t is now across it. */
+static void nb_relink(nb_dctx *d, int x, int v0, int v1, int t) {
+    if (x < 0)
+        return;
+    for (int k = 0; k < 3; k++)
+        if (d->tris[x][k] == v0 && d->tris[x][(k + 1) % 3] == v1)
+            d->nbr[x][k] = t;
+}
+
+/* The ear at position i of the outline idx[0..n): its diagonal's length,
+   or -1 when the corner is not clearly convex (the outline has negative
+   area). */
+static double nb_ear(const nb_dctx *d, const int *idx, int n, int i) {
+    const float *a = d->pts[idx[(i + n - 1) % n]].p, *b = d->pts[idx[i]].p,
+                *c = d->pts[idx[(i + 1) % n]].p;
+    if (!nb_solid(a, b, c))
+        return -1;
+    return hypot((double)c[0] - a[0], (double)c[2] - a[2]);
+}
+
 /* Cuts the convex outline into triangles at strictly convex corners. */
 static void nb_hull_tris(nb_dctx *d) {
-    int idx[NB_DMAX_HULL], n = d->nhull;
-    for (int i = 0; i < n; i++)
+    /* own[i]: the triangle already cut off across outline edge
+       idx[i] -> idx[i + 1], or -1 (an edge of the polygon itself); ear[i]:
+       nb_ear at i, kept with the outline (a cut changes only the ears of
+       the two corners beside it) */
+    int idx[NB_DMAX_HULL], own[NB_DMAX_HULL], n = d->nhull;
+    double ear[NB_DMAX_HULL];
+    for (int i = 0; i < n; i++) {
         idx[i] = i;
+        own[i] = -1;
+    }
+    for (int i = 0; n >= 3 && i < n; i++)
+        ear[i] = nb_ear(d, idx, n, i);
     d->ntris = 0;
     while (n >= 3) {
         int best = -1;
         double best_l = 0;
         for (int i = 0; i < n; i++) {
-            const float *a = d->pts[idx[(i + n - 1) % n]].p, *b = d->pts[idx[i]].p,
-                        *c = d->pts[idx[(i + 1) % n]].p;
-            if (!nb_solid(a, b, c))
-                continue; /* not clearly convex (the outline has negative area) */
-            double l = hypot((double)c[0] - a[0], (double)c[2] - a[2]);
-            if (best < 0 || l < best_l) {
+            if (ear[i] < 0)
+                continue;
+            if (best < 0 || ear[i] < best_l) {
                 best = i;
-                best_l = l;
+                best_l = ear[i];
             }
         }
         if (best < 0)
             break;
-        d->tris[d->ntris][0] = idx[(best + n - 1) % n];
-        d->tris[d->ntris][1] = idx[best];
-        d->tris[d->ntris][2] = idx[(best + 1) % n];
-        d->ntris++;
+        int prev = (best + n - 1) % n, t = d->ntris++;
+        int a = idx[prev], b = idx[best], c = idx[(best + 1) % n];
+        d->tris[t][0] = a;
+        d->tris[t][1] = b;
+        d->tris[t][2] = c;
+        d->nbr[t][0] = own[prev];
+        d->nbr[t][1] = own[best];
+        /* c -> a is a new diagonal, but the outline's last edge when the
+           last triangle closes it */
+        d->nbr[t][2] = n == 3 ? own[(best + 1) % n] : -1;
+        nb_relink(d, own[prev], b, a, t);
+        nb_relink(d, own[best], c, b, t);
+        nb_relink(d, d->nbr[t][2], a, c, t);
         memmove(&idx[best], &idx[best + 1], (size_t)(n - best - 1) * sizeof *idx);
+        memmove(&own[best], &own[best + 1], (size_t)(n - best - 1) * sizeof *own);
+        memmove(&ear[best], &ear[best + 1], (size_t)(n - best - 1) * sizeof *ear);
         n--;
+        own[(best + n - 1) % n] = t; /* the new outline edge a -> c */
+        if (n >= 3) {
+            ear[(best + n - 1) % n] = nb_ear(d, idx, n, (best + n - 1) % n);
+            ear[best % n] = nb_ear(d, idx, n, best % n);
+        }
     }
 }
 
@@ -426,7 +473,8 @@ static bool nb_tri_height(const nb_dctx *d, int t, float x, float z, float *y) {
 }
 
 /*
- * Boxes of the current triangles for nb_locate's quick rejection. A point
+ * Box of triangle t for nb_locate's quick rejection (of the hull's
+ * triangles, then of each triangle an insertion rewrites). A point
  * nb_tri_height accepts has every barycentric >= -1e-5, so it lies within
  * 2e-5 of the triangle's extent outside its box; the box is widened by
  * 1e-3 of the extent, far beyond that. The barycentrics are computed in
@@ -435,24 +483,31 @@ static bool nb_tri_height(const nb_dctx *d, int t, float x, float z, float *y) {
  * area, so triangles thinner than 1e-9 of span squared get no box and are
  * tested fully, as before. Only rejections are decided here.
  */
-static void nb_tri_boxes(nb_dctx *d, double span) {
-    for (int t = 0; t < d->ntris; t++) {
-        const float *a = d->pts[d->tris[t][0]].p, *b = d->pts[d->tris[t][1]].p,
-                    *c = d->pts[d->tris[t][2]].p;
-        double det = nb_ftri2(a, b, c);
-        double lox = fmin(a[0], fmin(b[0], c[0])), hix = fmax(a[0], fmax(b[0], c[0]));
-        double loz = fmin(a[2], fmin(b[2], c[2])), hiz = fmax(a[2], fmax(b[2], c[2]));
-        if (fabs(det) < 1e-9 * span * span) {
-            d->tbox[t].lox = d->tbox[t].loz = INFINITY;
-            d->tbox[t].hix = d->tbox[t].hiz = -INFINITY;
-            continue;
-        }
-        double mx = (hix - lox) * 1e-3, mz = (hiz - loz) * 1e-3;
-        d->tbox[t].lox = lox - mx;
-        d->tbox[t].hix = hix + mx;
-        d->tbox[t].loz = loz - mz;
-        d->tbox[t].hiz = hiz + mz;
+static void nb_tri_box(nb_dctx *d, int t) {
+    const float *a = d->pts[d->tris[t][0]].p, *b = d->pts[d->tris[t][1]].p,
+                *c = d->pts[d->tris[t][2]].p;
+    double det = nb_ftri2(a, b, c), span = d->span;
+    /* finite coordinates: plain comparisons are fmin / fmax */
+    double lox = a[0] < b[0] ? a[0] : b[0], hix = a[0] > b[0] ? a[0] : b[0];
+    double loz = a[2] < b[2] ? a[2] : b[2], hiz = a[2] > b[2] ? a[2] : b[2];
+    lox = c[0] < lox ? c[0] : lox, hix = c[0] > hix ? c[0] : hix;
+    loz = c[2] < loz ? c[2] : loz, hiz = c[2] > hiz ? c[2] : hiz;
+    if (fabs(det) < 1e-9 * span * span) {
+        d->tbox[t].lox = d->tbox[t].loz = INFINITY;
+        d->tbox[t].hix = d->tbox[t].hiz = -INFINITY;
+        return;
     }
+    double mx = (hix - lox) * 1e-3, mz = (hiz - loz) * 1e-3;
+    d->tbox[t].lox = lox - mx;
+    d->tbox[t].hix = hix + mx;
+    d->tbox[t].loz = loz - mz;
+    d->tbox[t].hiz = hiz + mz;
+}
+
+/* Does triangle t's box (nb_tri_box) rule out that it holds (x, z)? */
+static bool nb_box_misses(const nb_dctx *d, int t, double x, double z) {
+    return d->tbox[t].lox <= d->tbox[t].hix &&
+           (x < d->tbox[t].lox || x > d->tbox[t].hix || z < d->tbox[t].loz || z > d->tbox[t].hiz);
 }
 
 /* nb_locate over all triangles, skipping those whose box (nb_tri_boxes)
@@ -461,8 +516,7 @@ static void nb_locate_boxed(nb_dctx *d, int i) {
     const double x = d->samp[i].p[0], z = d->samp[i].p[2];
     d->samp[i].tri = -1;
     for (int t = 0; t < d->ntris; t++) {
-        if (d->tbox[t].lox <= d->tbox[t].hix &&
-            (x < d->tbox[t].lox || x > d->tbox[t].hix || z < d->tbox[t].loz || z > d->tbox[t].hiz))
+        if (nb_box_misses(d, t, x, z))
             continue;
         float y;
         if (nb_tri_height(d, t, d->samp[i].p[0], d->samp[i].p[2], &y)) {
@@ -490,7 +544,9 @@ static void nb_interior(nb_dctx *d, const float *bmin, const float *bmax, uint16
     d->nsamp = 0;
     if (d->sample_dist <= 0)
         return;
-    nb_tri_boxes(d, ((double)bmax[0] - bmin[0]) + ((double)bmax[2] - bmin[2]));
+    d->span = ((double)bmax[0] - bmin[0]) + ((double)bmax[2] - bmin[2]);
+    for (int t = 0; t < d->ntris; t++)
+        nb_tri_box(d, t);
     for (float z = bmin[2] + d->sample_dist * 0.5f; z < bmax[2]; z += d->sample_dist)
         for (float x = bmin[0] + d->sample_dist * 0.5f; x < bmax[0]; x += d->sample_dist) {
             if (d->nsamp >= NB_DMAX_SAMPLES)
@@ -526,18 +582,21 @@ static bool nb_in_circle(const float *a, const float *b, const float *c, const f
     return det > 1e-9;
 }
 
-/* The triangle other than t with the edge b -> a (t has a -> b), or -1. */
-static int nb_across(const nb_dctx *d, int t, int a, int b, int *q) {
-    for (int u = 0; u < d->ntris; u++) {
-        if (u == t)
-            continue;
-        for (int k = 0; k < 3; k++)
-            if (d->tris[u][k] == b && d->tris[u][(k + 1) % 3] == a) {
-                *q = d->tris[u][(k + 2) % 3];
-                return u;
-            }
-    }
-    return -1;
+/* The triangle across t's edge k (tris[t][k] -> tris[t][k + 1]), or -1;
+   *q: its corner off that edge. The triangles tile part of the polygon
+   without overlap (cuts, splits at inner points and flips of convex quads
+   keep it so), so each directed edge has one triangle: this is the
+   triangle a scan of all of them for the reversed edge would find. */
+static int nb_across(const nb_dctx *d, int t, int k, int *q) {
+    int u = d->nbr[t][k];
+    if (u < 0)
+        return -1;
+    int b = d->tris[t][(k + 1) % 3];
+    int j = 0;
+    while (d->tris[u][j] != b)
+        j++;
+    *q = d->tris[u][(j + 2) % 3];
+    return u;
 }
 
 /* Restores the Delaunay property around new point p by flipping edges
@@ -557,7 +616,7 @@ static void nb_flip_around(nb_dctx *d, int p, int first, uint8_t *touched) {
         if (k == 3)
             continue;
         int a = d->tris[t][(k + 1) % 3], b = d->tris[t][(k + 2) % 3], q;
-        int u = nb_across(d, t, a, b, &q);
+        int u = nb_across(d, t, (k + 1) % 3, &q);
         if (u < 0 || !nb_in_circle(d->pts[a].p, d->pts[b].p, d->pts[p].p, d->pts[q].p))
             continue;
         /* quad a, q, b, p (clockwise): diagonal p-q replaces a-b, only when
@@ -565,8 +624,19 @@ static void nb_flip_around(nb_dctx *d, int p, int first, uint8_t *touched) {
         if (!nb_solid(d->pts[a].p, d->pts[q].p, d->pts[p].p) ||
             !nb_solid(d->pts[q].p, d->pts[b].p, d->pts[p].p))
             continue;
+        /* the quad's outer edges keep their neighbours: b -> p and p -> a
+           of t, a -> q and q -> b of u */
+        int nbp = d->nbr[t][(k + 2) % 3], npa = d->nbr[t][k];
+        int ju = 0;
+        while (d->tris[u][ju] != b)
+            ju++;
+        int naq = d->nbr[u][(ju + 1) % 3], nqb = d->nbr[u][(ju + 2) % 3];
         d->tris[t][0] = a, d->tris[t][1] = q, d->tris[t][2] = p;
         d->tris[u][0] = q, d->tris[u][1] = b, d->tris[u][2] = p;
+        d->nbr[t][0] = naq, d->nbr[t][1] = u, d->nbr[t][2] = npa;
+        d->nbr[u][0] = nqb, d->nbr[u][1] = nbp, d->nbr[u][2] = t;
+        nb_relink(d, naq, q, a, t);
+        nb_relink(d, nbp, p, b, u);
         touched[t] = touched[u] = 1;
         if (ns + 2 <= 3 * NB_DMAX_TRIS) {
             stack[ns++] = t;
@@ -577,14 +647,22 @@ static void nb_flip_around(nb_dctx *d, int p, int first, uint8_t *touched) {
 
 static void nb_insert_samples(nb_dctx *d) {
     static _Thread_local uint8_t touched[NB_DMAX_TRIS];
+    /* wi: the worst sample (the first of the largest errors above
+       max_error), found by the pass that re-locates samples after an
+       insertion, else by a scan */
+    int wi = -1;
+    bool known = false;
     for (;;) {
-        int wi = -1;
-        float worst = d->max_error;
-        for (int i = 0; i < d->nsamp; i++)
-            if (d->samp[i].tri >= 0 && d->samp[i].err > worst) {
-                worst = d->samp[i].err;
-                wi = i;
-            }
+        if (!known) {
+            float worst = d->max_error;
+            wi = -1;
+            for (int i = 0; i < d->nsamp; i++)
+                if (d->samp[i].tri >= 0 && d->samp[i].err > worst) {
+                    worst = d->samp[i].err;
+                    wi = i;
+                }
+        }
+        known = false;
         if (wi < 0 || d->npts >= NB_DMAX_HULL + NB_DMAX_SAMPLES || d->ntris + 2 > NB_DMAX_TRIS)
             return;
         int t = d->samp[wi].tri, p = d->npts++;
@@ -600,25 +678,42 @@ static void nb_insert_samples(nb_dctx *d) {
             continue;
         }
         int t1 = d->ntris, t2 = d->ntris + 1;
+        int n1 = d->nbr[t][1], n2 = d->nbr[t][2];
         d->tris[t][0] = a, d->tris[t][1] = b, d->tris[t][2] = p;
         d->tris[t1][0] = b, d->tris[t1][1] = c, d->tris[t1][2] = p;
         d->tris[t2][0] = c, d->tris[t2][1] = a, d->tris[t2][2] = p;
+        d->nbr[t][1] = t1, d->nbr[t][2] = t2;
+        d->nbr[t1][0] = n1, d->nbr[t1][1] = t2, d->nbr[t1][2] = t;
+        d->nbr[t2][0] = n2, d->nbr[t2][1] = t, d->nbr[t2][2] = t1;
+        nb_relink(d, n1, c, b, t1);
+        nb_relink(d, n2, a, c, t2);
         d->ntris += 2;
         memset(touched, 0, (size_t)d->ntris);
         touched[t] = touched[t1] = touched[t2] = 1;
         nb_flip_around(d, p, t, touched);
         int tl[NB_DMAX_TRIS], nt = 0;
         for (int u = 0; u < d->ntris; u++)
-            if (touched[u])
+            if (touched[u]) {
                 tl[nt++] = u;
+                nb_tri_box(d, u);
+            }
+        float worst = d->max_error;
+        wi = -1;
         for (int i = 0; i < d->nsamp; i++) {
             int st = d->samp[i].tri;
-            if (st < 0 || !touched[st])
-                continue;
-            d->samp[i].tri = -1;
-            for (int k = 0; k < nt && d->samp[i].tri < 0; k++)
-                nb_locate(d, i, tl[k], tl[k] + 1);
+            if (st >= 0 && touched[st]) {
+                d->samp[i].tri = -1;
+                const double x = d->samp[i].p[0], z = d->samp[i].p[2];
+                for (int k = 0; k < nt && d->samp[i].tri < 0; k++)
+                    if (!nb_box_misses(d, tl[k], x, z))
+                        nb_locate(d, i, tl[k], tl[k] + 1);
+            }
+            if (d->samp[i].tri >= 0 && d->samp[i].err > worst) {
+                worst = d->samp[i].err;
+                wi = i;
+            }
         }
+        known = true;
     }
 }
 

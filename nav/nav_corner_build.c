@@ -78,27 +78,33 @@ typedef struct cb_state {
     uint32_t nseen;
 } cb_state;
 
-static inline void cb_see(cb_state *b, uint32_t id, const nav_cone *c) {
-    if (id == b->root || b->stamp[id] == b->gen)
+/* Node id, at (x, z) in the polygon the cone entered, is in sight unless it
+   is the root's own place. in_sight: what nav_cone_sees says of it, or -1
+   (ask the cone). */
+static inline void cb_see(cb_state *b, uint32_t id, const nav_cone *c, int in_sight) {
+    if (in_sight == 0 || id == b->root || b->stamp[id] == b->gen)
         return;
     double x = b->g->xz[2 * (size_t)id], z = b->g->xz[2 * (size_t)id + 1];
-    if ((x == b->rx && z == b->rz) || !nav_cone_sees(c, x, z))
+    if ((x == b->rx && z == b->rz) || !(in_sight < 0 ? nav_cone_sees(c, x, z) : in_sight))
         return;
     b->stamp[id] = b->gen;
     b->seen[b->nseen++] = id;
 }
 
-/* q: a piece of the walk mesh */
-static int cb_collect(void *ctx, uint32_t q, const nav_cone *c) {
+/* q: a piece of the walk mesh. A corner is a vertex of q at its own place
+   (the walk mesh shares the mesh's vertices), so the walk's seen bits say
+   whether the cone sees it without the two orientations. */
+static int cb_collect(void *ctx, uint32_t q, const nav_cone *c, uint64_t seen) {
     cb_state *b = ctx;
     const nav_cgraph *g = b->g;
     const nav_mesh *w = g->wm;
     uint32_t s = w->poly_start[q], n = nav_poly_nverts(w, q);
     for (uint32_t k = 0; k < n; k++)
         if (g->wcorner_of[s + k] != NAV_NONE)
-            cb_see(b, g->wcorner_of[s + k], c);
+            cb_see(b, g->wcorner_of[s + k], c,
+                   seen == NAV_CW_SEEN_ALL ? -1 : (int)((seen >> k) & 1u));
     for (uint32_t i = g->wpts_start[q]; i < g->wpts_start[q + 1]; i++)
-        cb_see(b, g->wpts[i], c);
+        cb_see(b, g->wpts[i], c, -1);
     return 0;
 }
 

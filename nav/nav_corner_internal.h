@@ -169,8 +169,10 @@ typedef struct nav_cwalk {
 
 void nav_cwalk_free(nav_cwalk *w);
 
-/* Called for every (polygon, cone) the walk enters; non-zero stops it. */
-typedef int (*nav_cwalk_fn)(void *ctx, uint32_t poly, const nav_cone *cone);
+/* Called for every (polygon, cone) the walk enters, after the cone's
+   expansion: seen is w->seen for it (which vertices of poly are in sight).
+   Non-zero stops the walk. */
+typedef int (*nav_cwalk_fn)(void *ctx, uint32_t poly, const nav_cone *cone, uint64_t seen);
 
 enum { NAV_CW_DONE = 0, NAV_CW_STOPPED = 1, NAV_CW_LIMIT = -1, NAV_CW_NOMEM = -2 };
 

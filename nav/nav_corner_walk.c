@@ -13,6 +13,7 @@
  * the corner that grazes it, so a path through it is still in the graph
  * (as root -> corner -> beyond, of equal length).
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -114,21 +115,33 @@ static int cw_piece(nav_cwalk *w, const nav_mesh *m, uint32_t p, uint32_t j, dou
     return cw_push(w, top, &it);
 }
 
+/* nav_corner_orient(r, r + u, p), bit for bit, with k = 1e-11 (|ux| + |uz|)
+   computed once for the many points tested against one ray. */
+static inline double cw_orient_k(double rx, double rz, double ux, double uz, double k, double px,
+                                 double pz) {
+    double vx = px - rx, vz = pz - rz;
+    double c = ux * vz - uz * vx;
+    double tol = k * (fabs(vx) + fabs(vz));
+    return fabs(c) <= tol ? 0.0 : c;
+}
+
 /* A cone through [A, B] of the entry edge: the far edges' pieces in it. */
 static int cw_normal(nav_cwalk *w, const nav_mesh *m, const nav_cw_item *it, double rx, double rz,
                      uint32_t *top) {
     uint32_t p = it->poly, s = m->poly_start[p], n = nav_poly_nverts(m, p);
     uint32_t j = it->el + 1 == n ? 0 : it->el + 1;
     const float *w0 = nav_vert(m, m->poly_verts[s + j]);
-    double sb0 = nav_corner_orient(rx, rz, it->bx, it->bz, w0[0], w0[2]);
-    double sa0 = nav_corner_orient(rx, rz, it->ax, it->az, w0[0], w0[2]);
+    double ubx = it->bx - rx, ubz = it->bz - rz, kb = 1e-11 * (fabs(ubx) + fabs(ubz));
+    double uax = it->ax - rx, uaz = it->az - rz, ka = 1e-11 * (fabs(uax) + fabs(uaz));
+    double sb0 = cw_orient_k(rx, rz, ubx, ubz, kb, w0[0], w0[2]);
+    double sa0 = cw_orient_k(rx, rz, uax, uaz, ka, w0[0], w0[2]);
     /* the polygon's vertices in sight, as nav_cone_sees would say */
     uint64_t seen = n <= 64 && sb0 <= 0 && sa0 >= 0 ? (uint64_t)1 << j : 0;
     for (uint32_t i = 0; i + 1 < n; i++, j = j + 1 == n ? 0 : j + 1) {
         uint32_t j1 = j + 1 == n ? 0 : j + 1;
         const float *w1 = nav_vert(m, m->poly_verts[s + j1]);
-        double sb1 = nav_corner_orient(rx, rz, it->bx, it->bz, w1[0], w1[2]);
-        double sa1 = nav_corner_orient(rx, rz, it->ax, it->az, w1[0], w1[2]);
+        double sb1 = cw_orient_k(rx, rz, ubx, ubz, kb, w1[0], w1[2]);
+        double sa1 = cw_orient_k(rx, rz, uax, uaz, ka, w1[0], w1[2]);
         if (n <= 64 && sb1 <= 0 && sa1 >= 0)
             seen |= (uint64_t)1 << j1;
         double lo1, hi1, lo2, hi2;
@@ -182,10 +195,10 @@ int nav_cwalk_run(nav_cwalk *w, const nav_mesh *m, double rx, double rz, uint32_
         ++*steps;
         nav_cw_item it = w->stack[--w->top];
         nav_cw_cone(&it, rx, rz, &cone);
-        if (fn(ctx, it.poly, &cone))
-            return NAV_CW_STOPPED;
         if (!nav_cwalk_expand(w, m, &it, rx, rz))
             return NAV_CW_NOMEM;
+        if (fn(ctx, it.poly, &cone, w->seen))
+            return NAV_CW_STOPPED;
     }
     return NAV_CW_DONE;
 }
