@@ -77,6 +77,12 @@ struct nav_corner_query {
     uint32_t goal[CS_MAX_GOAL], ngoal;
     int direct, nomem;
     uint64_t excl; /* link areas not to take */
+    /* A bound on the answer's length, times 1 + CS_UB_SLACK: the least
+       g + |v t| over the nodes known both from the start side (g, a path)
+       and from a goal cone (v sees t), so a path of that length exists.
+       An entry whose key is above it would leave the queue after the goal,
+       i.e. never: it is not pushed (see cs_relax). */
+    double ub;
     nav_path_result *res;
 };
 
@@ -206,6 +212,20 @@ static inline double cs_dist(double ax, double az, double bx, double bz) {
     return sqrt(dx * dx + dz * dz);
 }
 
+/* Slack on the bound: entries whose keys are equal to the answer up to
+   rounding (equal paths summed in another order) are kept, so the search
+   takes exactly the steps it took without the bound and gives the same
+   answer, bit for bit. The relative rounding of a sum of a few hundred
+   distances is below 1e-13. */
+#define CS_UB_SLACK 1e-9
+
+/* Node v, at distance g from the start by some path, sees the goal from
+   distance gd: s ... v t is a path; the bound may fall. */
+static inline void cs_bound_by(nav_corner_query *cq, double g, double gd) {
+    double b = (g + gd) * (1 + CS_UB_SLACK);
+    cq->ub = b < cq->ub ? b : cq->ub;
+}
+
 /* Offers node v, at (vx, vz), the cost g through parent u (NAV_NONE: the
    start). The caller passes v's position: the edge scan has it inline (the
    floats gr->xz was made from, so the same values), and reading gr->xz
@@ -213,19 +233,27 @@ static inline double cs_dist(double ax, double az, double bx, double bz) {
 static inline void cs_relax(nav_corner_query *cq, uint32_t v, double vx, double vz, double g,
                             uint32_t u, uint8_t hop) {
     cs_node *n = &cq->ns[v];
-    if (n->stamp == cq->gen) {
-        if ((n->flags & CS_CLOSED) || g >= n->g)
-            return;
-    } else {
-        n->stamp = cq->gen;
-    }
-    n->g = g;
-    n->par = u;
-    n->flags = hop;
+    if (n->stamp == cq->gen && ((n->flags & CS_CLOSED) || g >= n->g))
+        return;
     /* the heuristic |v t|: a goal cone that showed v computed it already
        (the same expression, so the same bits); the goal node sits at t,
        so its distance comes out exactly 0 */
-    double h = n->dstamp == cq->gen ? n->gd : cs_dist(vx, vz, cq->tx, cq->tz);
+    double h;
+    if (n->dstamp == cq->gen) {
+        h = n->gd;
+        cs_bound_by(cq, g, h);
+    } else {
+        h = cs_dist(vx, vz, cq->tx, cq->tz);
+    }
+    /* f above the bound: this entry would leave after the goal, and no
+       later offer of v with a larger g matters either (v is left unset,
+       as if never offered: a cheaper offer still gets in) */
+    if (g + h > cq->ub)
+        return;
+    n->stamp = cq->gen;
+    n->g = g;
+    n->par = u;
+    n->flags = hop;
     cs_push(cq, g + h, v, CS_NODE);
 }
 
@@ -277,6 +305,8 @@ static void cs_take_cones(nav_corner_query *cq, nav_cwalk *w, uint32_t tag) {
     for (uint32_t i = 0; i < w->top; i++) {
         const nav_cw_item *it = &w->stack[i];
         double f = it->kind == NAV_CW_NORMAL ? cs_bound(rx, rz, it, ox, oz) : direct;
+        if (f > cq->ub)
+            continue; /* it would leave after the goal (see cs_relax) */
         cq->cones[cq->ncones] = *it;
         cs_push(cq, f, cq->ncones++, tag);
     }
@@ -368,8 +398,11 @@ static inline void cs_goal_sees(nav_corner_query *cq, uint32_t id, const nav_con
         return;
     cq->ns[id].dstamp = cq->gen;
     cq->ns[id].gd = cs_dist(x, z, cq->tx, cq->tz);
-    if (cq->ns[id].stamp == cq->gen && (cq->ns[id].flags & CS_CLOSED))
-        cs_to_goal(cq, id);
+    if (cq->ns[id].stamp == cq->gen) {
+        cs_bound_by(cq, cq->ns[id].g, cq->ns[id].gd);
+        if (cq->ns[id].flags & CS_CLOSED)
+            cs_to_goal(cq, id);
+    }
 }
 
 static void cs_from_goal(nav_corner_query *cq, uint32_t q, const nav_cone *c, uint64_t seen) {
@@ -623,6 +656,7 @@ nav_status nav_corner_search(nav_corner_query *cq, const nav_mesh *m, uint32_t s
     cq->goal_node = gr->nnodes;
     cq->direct = 0;
     cq->excl = exclude_mask;
+    cq->ub = INFINITY;
     cs_goal_set(cq, gr->wof[end_poly]);
     uint32_t work = 0, n = 0;
     int r = cs_run(cq, start_poly, end_poly, max_nodes, &work);
