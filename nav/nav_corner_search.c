@@ -332,6 +332,14 @@ static inline int cs_sees_vertex(uint64_t seen, uint32_t k, const nav_cone *c, d
     return seen == NAV_CW_SEEN_ALL ? nav_cone_sees(c, x, z) : (int)((seen >> k) & 1u);
 }
 
+/* nav_corner_tangent from the node record: position and walls in one cache
+   line (the separate xz and wall arrays are two); the same doubles. */
+static inline int cs_tangent(const nav_cnode *nd, double px, double pz) {
+    double o1 = nav_corner_side(nd->x, nd->z, nd->wall[0], nd->wall[1], px, pz);
+    double o2 = nav_corner_side(nd->x, nd->z, nd->wall[2], nd->wall[3], px, pz);
+    return !((o1 > 0 && o2 < 0) || (o1 < 0 && o2 > 0));
+}
+
 static void cs_from_start(nav_corner_query *cq, uint32_t q, const nav_cone *c, uint64_t seen) {
     const nav_cgraph *gr = cq->gr;
     const nav_mesh *m = gr->wm;
@@ -344,8 +352,9 @@ static void cs_from_start(nav_corner_query *cq, uint32_t q, const nav_cone *c, u
         uint32_t id = gr->wcorner_of[s + k];
         if (id == NAV_NONE)
             continue;
-        double x = gr->xz[2 * (size_t)id], z = gr->xz[2 * (size_t)id + 1];
-        if (cs_sees_vertex(seen, k, c, x, z) && nav_corner_tangent(gr, id, cq->sx, cq->sz))
+        const nav_cnode *nd = &gr->node[id];
+        double x = nd->x, z = nd->z;
+        if (cs_sees_vertex(seen, k, c, x, z) && cs_tangent(nd, cq->sx, cq->sz))
             cs_relax(cq, id, x, z, cs_dist(cq->sx, cq->sz, x, z), NAV_NONE, 0);
     }
     for (uint32_t i = gr->wpts_start[q]; i < gr->wpts_start[q + 1]; i++) {
@@ -392,9 +401,9 @@ static inline void cs_goal_sees(nav_corner_query *cq, uint32_t id, const nav_con
     const nav_cgraph *gr = cq->gr;
     if (cq->ns[id].dstamp == cq->gen)
         return;
-    double x = gr->xz[2 * (size_t)id], z = gr->xz[2 * (size_t)id + 1];
-    if (!cs_sees_vertex(seen, k, c, x, z) ||
-        (id < gr->ncorners && !nav_corner_tangent(gr, id, cq->tx, cq->tz)))
+    const nav_cnode *nd = &gr->node[id];
+    double x = nd->x, z = nd->z;
+    if (!cs_sees_vertex(seen, k, c, x, z) || (id < gr->ncorners && !cs_tangent(nd, cq->tx, cq->tz)))
         return;
     cq->ns[id].dstamp = cq->gen;
     cq->ns[id].gd = cs_dist(x, z, cq->tx, cq->tz);
