@@ -94,6 +94,12 @@ uint64_t nav_corner_edge_count(const nav_cgraph *g);
    allocates again). NULL on allocation failure. */
 nav_corner_query *nav_corner_query_new(void);
 void nav_corner_query_free(nav_corner_query *cq);
+/* For tests: on = 0 turns off the search's bound on the answer (entries
+   whose keys exceed a known path's length are then queued too, as before
+   the bound); the number of entries the bound kept out of the queue over
+   this scratch's searches. */
+void nav_corner_query_set_bound(nav_corner_query *cq, int on);
+uint64_t nav_corner_query_pruned(const nav_corner_query *cq);
 
 /*
  * Shortest xz path (links at their 3-D length) from start (on start_poly)

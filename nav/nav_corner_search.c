@@ -77,11 +77,27 @@ struct nav_corner_query {
     uint32_t goal[CS_MAX_GOAL], ngoal;
     int direct, nomem;
     uint64_t excl; /* link areas not to take */
+    /* A bound on the answer's length, times 1 + CS_UB_SLACK: the least
+       g + |v t| over the nodes known both from the start side (g, a path)
+       and from a goal cone (v sees t), so a path of that length exists.
+       An entry whose key is above it would leave the queue after the goal,
+       i.e. never: it is not pushed (see cs_relax). */
+    double ub;
+    int no_bound;    /* tests: the bound off (nav_corner_query_set_bound) */
+    uint64_t pruned; /* entries the bound kept out, over all searches */
     nav_path_result *res;
 };
 
 nav_corner_query *nav_corner_query_new(void) {
     return calloc(1, sizeof(nav_corner_query));
+}
+
+void nav_corner_query_set_bound(nav_corner_query *cq, int on) {
+    cq->no_bound = !on;
+}
+
+uint64_t nav_corner_query_pruned(const nav_corner_query *cq) {
+    return cq->pruned;
 }
 
 void nav_corner_query_free(nav_corner_query *cq) {
@@ -206,6 +222,25 @@ static inline double cs_dist(double ax, double az, double bx, double bz) {
     return sqrt(dx * dx + dz * dz);
 }
 
+/* Slack on the bound: entries whose keys equal the answer up to rounding
+   (equal paths summed in another order) are kept, so every entry the
+   search would take before the goal is still queued and the answer keeps
+   its length (the relative rounding of a sum of a few hundred distances
+   is below 1e-13). Not always the same steps: entries of equal keys leave
+   in heap order, and a heap holding fewer entries may order them
+   otherwise, so among equal paths another may be taken (tested:
+   check_nav_corner.c, test_bound_same_answers). */
+#define CS_UB_SLACK 1e-9
+
+/* Node v, at distance g from the start by some path, sees the goal from
+   distance gd: s ... v t is a path; the bound may fall. */
+static inline void cs_bound_by(nav_corner_query *cq, double g, double gd) {
+    if (cq->no_bound)
+        return;
+    double b = (g + gd) * (1 + CS_UB_SLACK);
+    cq->ub = b < cq->ub ? b : cq->ub;
+}
+
 /* Offers node v, at (vx, vz), the cost g through parent u (NAV_NONE: the
    start). The caller passes v's position: the edge scan has it inline (the
    floats gr->xz was made from, so the same values), and reading gr->xz
@@ -213,19 +248,29 @@ static inline double cs_dist(double ax, double az, double bx, double bz) {
 static inline void cs_relax(nav_corner_query *cq, uint32_t v, double vx, double vz, double g,
                             uint32_t u, uint8_t hop) {
     cs_node *n = &cq->ns[v];
-    if (n->stamp == cq->gen) {
-        if ((n->flags & CS_CLOSED) || g >= n->g)
-            return;
-    } else {
-        n->stamp = cq->gen;
-    }
-    n->g = g;
-    n->par = u;
-    n->flags = hop;
+    if (n->stamp == cq->gen && ((n->flags & CS_CLOSED) || g >= n->g))
+        return;
     /* the heuristic |v t|: a goal cone that showed v computed it already
        (the same expression, so the same bits); the goal node sits at t,
        so its distance comes out exactly 0 */
-    double h = n->dstamp == cq->gen ? n->gd : cs_dist(vx, vz, cq->tx, cq->tz);
+    double h;
+    if (n->dstamp == cq->gen) {
+        h = n->gd;
+        cs_bound_by(cq, g, h);
+    } else {
+        h = cs_dist(vx, vz, cq->tx, cq->tz);
+    }
+    /* f above the bound: this entry would leave after the goal, and no
+       later offer of v with a larger g matters either (v is left unset,
+       as if never offered: a cheaper offer still gets in) */
+    if (g + h > cq->ub) {
+        cq->pruned++;
+        return;
+    }
+    n->stamp = cq->gen;
+    n->g = g;
+    n->par = u;
+    n->flags = hop;
     cs_push(cq, g + h, v, CS_NODE);
 }
 
@@ -277,6 +322,10 @@ static void cs_take_cones(nav_corner_query *cq, nav_cwalk *w, uint32_t tag) {
     for (uint32_t i = 0; i < w->top; i++) {
         const nav_cw_item *it = &w->stack[i];
         double f = it->kind == NAV_CW_NORMAL ? cs_bound(rx, rz, it, ox, oz) : direct;
+        if (f > cq->ub) {
+            cq->pruned++;
+            continue; /* it would leave after the goal (see cs_relax) */
+        }
         cq->cones[cq->ncones] = *it;
         cs_push(cq, f, cq->ncones++, tag);
     }
@@ -302,6 +351,14 @@ static inline int cs_sees_vertex(uint64_t seen, uint32_t k, const nav_cone *c, d
     return seen == NAV_CW_SEEN_ALL ? nav_cone_sees(c, x, z) : (int)((seen >> k) & 1u);
 }
 
+/* nav_corner_tangent from the node record: position and walls in one cache
+   line (the separate xz and wall arrays are two); the same doubles. */
+static inline int cs_tangent(const nav_cnode *nd, double px, double pz) {
+    double o1 = nav_corner_side(nd->x, nd->z, nd->wall[0], nd->wall[1], px, pz);
+    double o2 = nav_corner_side(nd->x, nd->z, nd->wall[2], nd->wall[3], px, pz);
+    return !((o1 > 0 && o2 < 0) || (o1 < 0 && o2 > 0));
+}
+
 static void cs_from_start(nav_corner_query *cq, uint32_t q, const nav_cone *c, uint64_t seen) {
     const nav_cgraph *gr = cq->gr;
     const nav_mesh *m = gr->wm;
@@ -314,8 +371,9 @@ static void cs_from_start(nav_corner_query *cq, uint32_t q, const nav_cone *c, u
         uint32_t id = gr->wcorner_of[s + k];
         if (id == NAV_NONE)
             continue;
-        double x = gr->xz[2 * (size_t)id], z = gr->xz[2 * (size_t)id + 1];
-        if (cs_sees_vertex(seen, k, c, x, z) && nav_corner_tangent(gr, id, cq->sx, cq->sz))
+        const nav_cnode *nd = &gr->node[id];
+        double x = nd->x, z = nd->z;
+        if (cs_sees_vertex(seen, k, c, x, z) && cs_tangent(nd, cq->sx, cq->sz))
             cs_relax(cq, id, x, z, cs_dist(cq->sx, cq->sz, x, z), NAV_NONE, 0);
     }
     for (uint32_t i = gr->wpts_start[q]; i < gr->wpts_start[q + 1]; i++) {
@@ -362,14 +420,17 @@ static inline void cs_goal_sees(nav_corner_query *cq, uint32_t id, const nav_con
     const nav_cgraph *gr = cq->gr;
     if (cq->ns[id].dstamp == cq->gen)
         return;
-    double x = gr->xz[2 * (size_t)id], z = gr->xz[2 * (size_t)id + 1];
-    if (!cs_sees_vertex(seen, k, c, x, z) ||
-        (id < gr->ncorners && !nav_corner_tangent(gr, id, cq->tx, cq->tz)))
+    const nav_cnode *nd = &gr->node[id];
+    double x = nd->x, z = nd->z;
+    if (!cs_sees_vertex(seen, k, c, x, z) || (id < gr->ncorners && !cs_tangent(nd, cq->tx, cq->tz)))
         return;
     cq->ns[id].dstamp = cq->gen;
     cq->ns[id].gd = cs_dist(x, z, cq->tx, cq->tz);
-    if (cq->ns[id].stamp == cq->gen && (cq->ns[id].flags & CS_CLOSED))
-        cs_to_goal(cq, id);
+    if (cq->ns[id].stamp == cq->gen) {
+        cs_bound_by(cq, cq->ns[id].g, cq->ns[id].gd);
+        if (cq->ns[id].flags & CS_CLOSED)
+            cs_to_goal(cq, id);
+    }
 }
 
 static void cs_from_goal(nav_corner_query *cq, uint32_t q, const nav_cone *c, uint64_t seen) {
@@ -623,6 +684,7 @@ nav_status nav_corner_search(nav_corner_query *cq, const nav_mesh *m, uint32_t s
     cq->goal_node = gr->nnodes;
     cq->direct = 0;
     cq->excl = exclude_mask;
+    cq->ub = INFINITY;
     cs_goal_set(cq, gr->wof[end_poly]);
     uint32_t work = 0, n = 0;
     int r = cs_run(cq, start_poly, end_poly, max_nodes, &work);

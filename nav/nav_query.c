@@ -223,9 +223,13 @@ bool nav_filter_is_uniform_on(const nav_filter *f, const nav_mesh *m) {
     if (!f)
         return true;
     uint64_t used = m ? m->area_mask | m->link_area_mask : ~0ull;
-    for (int a = 0; a < NAV_MAX_AREAS; a++)
-        if (((used >> a) & 1u) && nav_filter_passable(f, (uint8_t)a) && f->area_cost[a] != 1.0f)
+    /* the used areas only, by their bits: every path query asks this, and
+       a mesh uses one or two of the 64 */
+    for (; used; used &= used - 1) {
+        int a = __builtin_ctzll(used);
+        if (nav_filter_passable(f, (uint8_t)a) && f->area_cost[a] != 1.0f)
             return false;
+    }
     return true;
 }
 

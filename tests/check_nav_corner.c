@@ -11,7 +11,10 @@
  *     own graph; over HTTP, a replaced mesh answers from its new walls;
  *   - budgets: the graph search stops within max_nodes;
  *   - the walks on threads build the same graph as one thread, byte for
- *     byte (nav_corner_save), on meshes with many chunks of nodes.
+ *     byte (nav_corner_save), on meshes with many chunks of nodes;
+ *   - the search's bound on the answer (entries above a known path's
+ *     length are not queued) keeps the answer: with and without it, the
+ *     same status and length, and the brute-force reference's length.
  */
 #include <check.h>
 #include <jansson.h>
@@ -26,6 +29,7 @@
 #include "nav/nav_query.h"
 #include "tests/test_fixtures.h"
 #include "tests/test_http.h"
+#include "tests/test_visgraph.h"
 
 /* Declared for -Wmissing-prototypes; "extern" keeps it out of suite discovery. */
 extern Suite *nav_corner_suite(void);
@@ -229,6 +233,95 @@ START_TEST(test_scratch_across_meshes) {
 }
 END_TEST
 
+/* One nav_corner_search into its own buffers. */
+typedef struct cs_run {
+    float corners[3 * 256];
+    uint32_t polys[1024];
+    nav_path_result res;
+    nav_status st;
+} cs_run;
+
+static void corner_run(nav_corner_query *cq, cs_run *r, const nav_mesh *m, uint32_t sp,
+                       const float s[3], uint32_t ep, const float e[3]) {
+    memset(&r->res, 0, sizeof r->res);
+    r->res.corners = r->corners;
+    r->res.max_corners = 256;
+    r->res.polys = r->polys;
+    r->res.max_polys = 1024;
+    r->st = nav_corner_search(cq, m, sp, s, ep, e, 0, 1u << 20, &r->res);
+}
+
+/*
+ * The bound: a node known from the start side (cost g) that a goal cone
+ * shows (distance d to the goal) gives a path of length g + d; a queue
+ * entry whose key exceeds the least such length (plus a 1e-9 relative
+ * slack for rounding) would leave the queue after the goal, so it is not
+ * queued. Claim: the answer keeps its length. (Not always the same steps:
+ * entries of equal keys leave in heap order, and the heap holds fewer
+ * entries, so among equal paths another may be taken.) Tested against the
+ * search with the bound off, on random meshes of pillars, walls, merged
+ * runs and bridges, and against the brute-force visibility graph; the
+ * bound must have kept entries out (else this tests nothing).
+ */
+START_TEST(test_bound_same_answers) {
+    nav_corner_query *with = nav_corner_query_new(), *without = nav_corner_query_new();
+    ck_assert_ptr_nonnull(with);
+    ck_assert_ptr_nonnull(without);
+    nav_corner_query_set_bound(without, 0);
+    uint32_t found = 0, queries = 0, same_steps = 0;
+    for (uint32_t seed = 1; seed <= 60; seed++) {
+        fx_random_opts o = fx_random_defaults();
+        o.width = o.height = 8 + seed % 6;
+        o.hole_ratio = 0.2f + 0.05f * (float)(seed % 3);
+        o.walls = seed % 4 == 1;
+        o.merge_runs = seed % 4 == 2;
+        o.bridge = seed % 5 == 0;
+        nav_mesh *m = fx_random(seed, &o);
+        ck_assert_ptr_nonnull(m->cgraph);
+        vg_ref *ref = vg_new(m, 0);
+        ck_assert_ptr_nonnull(ref);
+        uint32_t rng = seed * 2246822519u + 7;
+        for (int q = 0; q < 12; q++) {
+            float s[3], e[3];
+            uint32_t sp = fx_random_point(m, &rng, s), ep = fx_random_point(m, &rng, e);
+            if (!nav_mesh_reachable(m, sp, ep))
+                continue;
+            queries++;
+            cs_run a, b;
+            corner_run(with, &a, m, sp, s, ep, e);
+            corner_run(without, &b, m, sp, s, ep, e);
+            ck_assert_int_eq(a.st, b.st);
+            if (a.st != NAV_OK)
+                continue;
+            found++;
+            same_steps += a.res.nodes_expanded == b.res.nodes_expanded;
+            ck_assert_msg(fabs(a.res.length - b.res.length) <= 1e-9 * (1 + b.res.length),
+                          "seed %u q %d: %.12f without the bound %.12f", seed, q, a.res.length,
+                          b.res.length);
+            ck_assert_uint_ge(a.res.npolys, 1);
+            ck_assert_uint_eq(a.polys[0], sp);
+            ck_assert_uint_eq(a.polys[a.res.npolys - 1], ep);
+            double got = 0, want = vg_shortest(ref, sp, s, ep, e);
+            for (uint32_t i = 1; i < a.res.ncorners; i++)
+                got += hypot((double)a.corners[3 * i] - a.corners[3 * i - 3],
+                             (double)a.corners[3 * i + 2] - a.corners[3 * i - 1]);
+            ck_assert_msg(fabs(got - want) <= 1e-4, "seed %u q %d: %.9f reference %.9f", seed, q,
+                          got, want);
+        }
+        vg_free(ref);
+        nav_mesh_free(m);
+    }
+    printf("nav_corner bound: %u queries, %u paths (%u in as many steps), %llu entries kept out "
+           "of the queue\n",
+           queries, found, same_steps, (unsigned long long)nav_corner_query_pruned(with));
+    ck_assert_uint_gt(found, queries / 2);
+    ck_assert_uint_gt(nav_corner_query_pruned(with), 0);
+    ck_assert_uint_eq(nav_corner_query_pruned(without), 0);
+    nav_corner_query_free(with);
+    nav_corner_query_free(without);
+}
+END_TEST
+
 /* The graph search spends at most max_nodes (cones walked plus nodes
    expanded) and then says NAV_E_LIMIT; with enough it answers. */
 START_TEST(test_budget) {
@@ -400,6 +493,7 @@ Suite *nav_corner_suite(void) {
     tcase_add_test(tc, test_dispatch);
     tcase_add_test(tc, test_scratch_across_meshes);
     tcase_add_test(tc, test_budget);
+    tcase_add_test(tc, test_bound_same_answers);
     tcase_add_test(tc, test_threads_same_graph);
     suite_add_tcase(s, tc);
     TCase *th = tcase_create("http");
