@@ -515,12 +515,13 @@ size_t nav_corner_save(const nav_cgraph *g, uint8_t *out) {
         cb_put_u32(out, &at, g->adj_mid[u]);
     for (uint64_t i = 0; i < g->nedges; i++)
         cb_put_u32(out, &at, g->adj[i].to);
+    nav_corner_merge_save(g, out, &at);
     return at;
 }
 
-nav_status nav_corner_load(nav_mesh *m, const uint8_t *p, size_t len) {
+nav_status nav_corner_load(nav_mesh *m, const uint8_t *p, size_t len, uint32_t format) {
     m->cgraph = NULL;
-    if (len < 4 || len % 4 != 0)
+    if (len < 4 || len % 4 != 0 || format < 1 || format > 2)
         return NAV_E_CORRUPT;
     if (cb_get_u32(p) == 0)
         return len == 4 ? NAV_OK : NAV_E_CORRUPT; /* stored as too large to build */
@@ -533,14 +534,27 @@ nav_status nav_corner_load(nav_mesh *m, const uint8_t *p, size_t len) {
     const uint8_t *starts = p + 12, *mids = starts + 4 * ((size_t)nn + 1);
     const uint8_t *targets = mids + 4 * (size_t)nn;
     uint64_t ne = words - ((size_t)nn * 2 + 1);
+    const uint8_t *walk = NULL; /* format 2: the merge's result after the edges */
+    size_t walk_len = 0;
+    if (format == 2) {
+        uint32_t stored = cb_get_u32(starts + 4 * (size_t)nn);
+        if (stored > ne)
+            return NAV_E_CORRUPT;
+        walk = targets + 4 * (size_t)stored;
+        walk_len = 4 * (ne - stored);
+        ne = stored;
+    }
     nav_cgraph *g = calloc(1, sizeof *g);
     if (!g)
         return NAV_E_NOMEM;
-    /* the nodes are recomputed (cheap), and must be the ones stored */
+    /* the nodes are recomputed (cheap), and must be the ones stored; the
+       walk mesh is read back when stored and sound, else merged again */
     nav_status st = cb_corners(m, g);
     if (st == NAV_OK)
         st = cb_links(m, g);
-    if (st == NAV_OK)
+    if (st == NAV_OK && walk)
+        st = nav_corner_merge_load(m, g, walk, walk_len);
+    if (st == NAV_E_CORRUPT || (st == NAV_OK && !walk))
         st = nav_corner_merge(m, g);
     if (st == NAV_OK && (g->ncorners != nc || g->nnodes != nn))
         st = NAV_E_CORRUPT;

@@ -69,16 +69,28 @@ struct nav_cgraph {
        poly_verts, poly_nei and poly_twin. wof: original polygon -> piece;
        wrep: piece -> one of its polygons; wcorner_of: per piece slot, the
        corner node or NAV_NONE; wpoly: per node, its piece; wpts_start /
-       wpts: link nodes per piece. */
+       wpts: link nodes per piece; mpolys: the mesh's polygon count (wof's
+       length). */
     nav_mesh *wm;
     uint32_t *wof, *wrep, *wcorner_of, *wpoly;
     uint32_t *wpts_start, *wpts;
+    uint32_t mpolys;
 };
 
-/* Builds the walk mesh fields of g (needs its nodes); frees them; bytes. */
+/* Builds the walk mesh fields of g (needs its nodes); frees them (and
+   clears the pointers); bytes. */
 nav_status nav_corner_merge(const nav_mesh *m, nav_cgraph *g);
 void nav_corner_merge_free(nav_cgraph *g);
 size_t nav_corner_merge_memory(const nav_cgraph *g);
+/* The merge's result in stored form: u32 pieces | u32 mesh polygons |
+   mesh polygons u32 wof (pieces numbered by their first polygon). save
+   writes it at out + *at (out NULL: only counts) and advances *at. load
+   rebuilds the walk mesh from p[0..len) in linear time, exactly as
+   nav_corner_merge would give it, after checking that the pieces are a
+   partition it could have made (a CRC can be forged); NAV_E_CORRUPT (g's
+   walk-mesh fields left empty) when not: the caller merges. */
+void nav_corner_merge_save(const nav_cgraph *g, uint8_t *out, size_t *at);
+nav_status nav_corner_merge_load(const nav_mesh *m, nav_cgraph *g, const uint8_t *p, size_t len);
 
 /* Twice the signed area of (a, b, p), exactly 0 within a relative 1e-11 of
    the line ab (the interval search's tolerance, nav_optimal.c). */

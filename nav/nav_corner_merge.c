@@ -168,6 +168,7 @@ nav_status nav_corner_merge(const nav_mesh *m, nav_cgraph *g) {
         return NAV_E_NOMEM;
     w->nverts = m->nverts;
     w->verts = m->verts; /* borrowed: nav_corner_merge_free never frees it */
+    g->mpolys = m->npolys;
     for (uint32_t p = 0; p < m->npolys; p++)
         g->wof[p] = NAV_NONE;
     uint32_t cap_p = 0, cap_v = 0, cap_s = 0, nv = 0;
@@ -236,6 +237,8 @@ void nav_corner_merge_free(nav_cgraph *g) {
     free(g->wpoly);
     free(g->wpts_start);
     free(g->wpts);
+    g->wm = NULL;
+    g->wof = g->wrep = g->wcorner_of = g->wpoly = g->wpts_start = g->wpts = NULL;
 }
 
 size_t nav_corner_merge_memory(const nav_cgraph *g) {
@@ -244,4 +247,153 @@ size_t nav_corner_merge_memory(const nav_cgraph *g) {
     size_t slots = g->wm->poly_start[g->wm->npolys];
     return sizeof *g->wm + slots * 4 * sizeof(uint32_t) +
            ((size_t)g->wm->npolys * 3 + g->nnodes + 2) * sizeof(uint32_t);
+}
+
+/* ---- stored form ---- */
+
+static void cm_put_u32(uint8_t *out, size_t *at, uint32_t v) {
+    if (out) {
+        out[*at] = (uint8_t)v;
+        out[*at + 1] = (uint8_t)(v >> 8);
+        out[*at + 2] = (uint8_t)(v >> 16);
+        out[*at + 3] = (uint8_t)(v >> 24);
+    }
+    *at += 4;
+}
+
+static uint32_t cm_get_u32(const uint8_t *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+void nav_corner_merge_save(const nav_cgraph *g, uint8_t *out, size_t *at) {
+    cm_put_u32(out, at, g->wm->npolys);
+    cm_put_u32(out, at, g->mpolys);
+    for (uint32_t p = 0; p < g->mpolys; p++)
+        cm_put_u32(out, at, g->wof[p]);
+}
+
+/*
+ * The loops from wof, checked. The merge's loop starts at its seed's
+ * (first polygon's) vertex 0 and never repeats a vertex (an absorption
+ * that would touch the piece elsewhere is refused), so it is the piece's
+ * boundary edges (those whose neighbour is in another piece or none)
+ * followed from that vertex, one edge leaving each vertex: tracing them
+ * gives the merge's v and src exactly. Refused (0): a vertex leaving twice
+ * or never, a trace that closes before using every boundary edge (a piece
+ * in two parts, or with a hole), or a piece of several polygons that has
+ * more than 8 vertices or fails the merge's own convexity test. A piece of
+ * one polygon is that polygon, as the merge keeps it.
+ */
+static int cm_trace(const nav_mesh *m, nav_cgraph *g, const uint32_t *first, const uint32_t *order,
+                    uint32_t *from, uint32_t *to, uint32_t *src) {
+    nav_mesh *w = g->wm;
+    uint32_t nv = 0;
+    for (uint32_t wp = 0; wp < w->npolys; wp++) {
+        uint32_t nb = 0;
+        double area = 0;
+        for (uint32_t i = first[wp]; i < first[wp + 1]; i++) {
+            uint32_t p = order[i], a = m->poly_start[p], e = m->poly_start[p + 1];
+            area += m->poly_area[p];
+            for (uint32_t s = a; s < e; s++) {
+                uint32_t q = m->poly_nei[s], v = m->poly_verts[s];
+                if (q != NAV_NONE && g->wof[q] == wp)
+                    continue;
+                if (from[v] != NAV_NONE)
+                    return 0;
+                from[v] = s;
+                to[v] = m->poly_verts[s + 1 < e ? s + 1 : a];
+                nb++;
+            }
+        }
+        uint32_t v0 = m->poly_verts[m->poly_start[order[first[wp]]]], v = v0, n = 0;
+        w->poly_start[wp] = nv;
+        do {
+            if (from[v] == NAV_NONE || n == nb)
+                return 0;
+            src[nv + n] = from[v];
+            w->poly_verts[nv + n++] = v;
+            v = to[v];
+        } while (v != v0);
+        if (n != nb)
+            return 0;
+        for (uint32_t k = nv; k < nv + n; k++)
+            from[w->poly_verts[k]] = NAV_NONE;
+        if (first[wp + 1] - first[wp] > 1) {
+            if (n > CM_MAX_VERTS)
+                return 0;
+            cm_loop l;
+            l.n = n;
+            l.area = area;
+            memcpy(l.v, &w->poly_verts[nv], n * sizeof *l.v);
+            memcpy(l.src, &src[nv], n * sizeof *l.src);
+            if (!cm_convex(m, &l))
+                return 0;
+        }
+        nv += n;
+    }
+    w->poly_start[w->npolys] = nv;
+    return 1;
+}
+
+nav_status nav_corner_merge_load(const nav_mesh *m, nav_cgraph *g, const uint8_t *p, size_t len) {
+    if (len % 4 != 0 || len < 8)
+        return NAV_E_CORRUPT;
+    uint32_t npieces = cm_get_u32(p), mpolys = cm_get_u32(p + 4);
+    if (mpolys != m->npolys || npieces > mpolys || len / 4 != 2 + (size_t)mpolys)
+        return NAV_E_CORRUPT;
+    uint32_t oslots = m->poly_start[m->npolys];
+    nav_mesh *w = calloc(1, sizeof *w);
+    g->wm = w;
+    g->mpolys = mpolys;
+    g->wof = malloc(((size_t)mpolys + 1) * sizeof *g->wof);
+    uint32_t *first = calloc((size_t)npieces + 2, sizeof *first);
+    uint32_t *order = malloc(((size_t)mpolys + 1) * sizeof *order);
+    uint32_t *from = malloc(((size_t)m->nverts + 1) * sizeof *from);
+    uint32_t *to = malloc(((size_t)m->nverts + 1) * sizeof *to);
+    uint32_t *src = malloc(((size_t)oslots + 1) * sizeof *src);
+    nav_status st = NAV_OK;
+    if (!w || !g->wof || !first || !order || !from || !to || !src)
+        st = NAV_E_NOMEM;
+    if (st == NAV_OK) {
+        w->nverts = m->nverts;
+        w->verts = m->verts;
+        w->npolys = npieces;
+        w->poly_start = malloc(((size_t)npieces + 1) * sizeof *w->poly_start);
+        w->poly_verts = malloc(((size_t)oslots + 1) * sizeof *w->poly_verts);
+        if (!w->poly_start || !w->poly_verts)
+            st = NAV_E_NOMEM;
+    }
+    /* pieces numbered by their first polygon, as the merge numbers them */
+    for (uint32_t q = 0, next = 0; st == NAV_OK && q < mpolys; q++) {
+        uint32_t id = cm_get_u32(p + 8 + 4 * (size_t)q);
+        if (id > next || id >= npieces)
+            st = NAV_E_CORRUPT;
+        else {
+            next += id == next;
+            g->wof[q] = id;
+            first[id + 2]++;
+        }
+        if (q + 1 == mpolys && next != npieces)
+            st = NAV_E_CORRUPT;
+    }
+    if (st == NAV_OK) { /* members of each piece, ascending: counting sort */
+        for (uint32_t wp = 0; wp < npieces; wp++)
+            first[wp + 2] += first[wp + 1];
+        for (uint32_t q = 0; q < mpolys; q++)
+            order[first[g->wof[q] + 1]++] = q;
+        for (uint32_t v = 0; v < m->nverts; v++)
+            from[v] = NAV_NONE;
+        if (!cm_trace(m, g, first, order, from, to, src))
+            st = NAV_E_CORRUPT;
+    }
+    free(first);
+    free(order);
+    free(from);
+    free(to);
+    if (st == NAV_OK)
+        st = cm_finish(m, g, src);
+    free(src);
+    if (st != NAV_OK)
+        nav_corner_merge_free(g);
+    return st;
 }

@@ -21,9 +21,10 @@
  *                          * 3 u32, npolys * 2 u32 (first, count)
  *   version 3: u32 length | the built section (nav_snapshot.c)
  *   u32 CRC-32 of every byte before it (version 1: the blob ends here)
- *   the corner graph section (versions 2 and 3): "CGRF" | u32 graph format |
- *     u32 the mesh CRC above (binds the section to this mesh) | u32 payload
- *     length | payload (nav_corner_save) | u32 CRC-32 of the section before it
+ *   the corner graph section (versions 2 and 3): "CGRF" | u32 graph format
+ *     (2; 1, without the walk mesh, is read too) | u32 the mesh CRC above
+ *     (binds the section to this mesh) | u32 payload length | payload
+ *     (nav_corner_save, nav_corner.h) | u32 CRC-32 of the section before it
  * The reader checks every length against the bytes left before reading or
  * allocating, so damaged or hostile blobs fail with NAV_E_CORRUPT.
  *
@@ -40,7 +41,9 @@
 #include "nav/nav_mesh_internal.h"
 
 #define NAV_BLOB_VERSION 3u
-#define NAV_CORNER_FORMAT 1u /* bump when the graph's build or meaning changes */
+/* bump when the graph's build or meaning changes; 2 added the walk mesh
+   (format 1, without it, is still read: the merge then runs again) */
+#define NAV_CORNER_FORMAT 2u
 
 /* Slicing by 8: table k gives the CRC contribution of a byte followed by k
    zero bytes, so eight bytes fold in with eight lookups and no per-byte
@@ -285,13 +288,14 @@ static uint32_t nav_le32(const uint8_t *b) {
 /* The payload of the graph section in p[0..n), or NULL when the section is
    missing, damaged (CRC), of another format or of another mesh. */
 static const uint8_t *nav_graph_section(const uint8_t *p, size_t n, uint32_t mesh_crc, bool checked,
-                                        size_t *plen) {
+                                        size_t *plen, uint32_t *format) {
     if (n < 20 || memcmp(p, "CGRF", 4) != 0)
         return NULL;
     uint32_t len = nav_le32(p + 12);
     if (len != n - 20 || (!checked && nav_le32(p + n - 4) != nav_crc32(p, n - 4)))
         return NULL;
-    if (nav_le32(p + 4) != NAV_CORNER_FORMAT || nav_le32(p + 8) != mesh_crc)
+    *format = nav_le32(p + 4);
+    if (*format < 1 || *format > NAV_CORNER_FORMAT || nav_le32(p + 8) != mesh_crc)
         return NULL;
     *plen = len;
     return p + 16;
@@ -299,8 +303,8 @@ static const uint8_t *nav_graph_section(const uint8_t *p, size_t n, uint32_t mes
 
 /* The stored graph when it fits the mesh, else one built afresh. On
    NAV_E_NOMEM the mesh is freed and *m cleared by the caller's path. */
-static nav_status nav_attach_graph(nav_mesh *m, const uint8_t *graph, size_t len) {
-    nav_status st = graph ? nav_corner_load(m, graph, len) : NAV_E_CORRUPT;
+static nav_status nav_attach_graph(nav_mesh *m, const uint8_t *graph, size_t len, uint32_t format) {
+    nav_status st = graph ? nav_corner_load(m, graph, len, format) : NAV_E_CORRUPT;
     if (st == NAV_OK) {
         m->cgraph_origin = m->cgraph ? NAV_GRAPH_LOADED : NAV_GRAPH_NONE;
     } else if (st == NAV_E_CORRUPT) {
@@ -403,6 +407,7 @@ static nav_status deserialize(const uint8_t *data, size_t len, bool checked, nav
     }
     const uint8_t *graph = NULL;
     size_t graph_len = 0;
+    uint32_t graph_format = 0;
     bool crc_bad = false;
     if (!r.bad && version == 1 && r.pos != r.len)
         r.bad = true; /* trailing bytes */
@@ -411,7 +416,8 @@ static nav_status deserialize(const uint8_t *data, size_t len, bool checked, nav
         uint32_t mesh_crc = nav_get_u32(&r);
         crc_bad = !r.bad && !checked && mesh_crc != nav_crc32(data, mesh_end);
         if (!r.bad && !crc_bad)
-            graph = nav_graph_section(data + r.pos, len - r.pos, mesh_crc, checked, &graph_len);
+            graph = nav_graph_section(data + r.pos, len - r.pos, mesh_crc, checked, &graph_len,
+                                      &graph_format);
     }
 
     nav_status st;
@@ -440,7 +446,7 @@ static nav_status deserialize(const uint8_t *data, size_t len, bool checked, nav
         } else
             st = nav_mesh_build_ex(&in, NULL, version == 1, out, &berr);
         if (st == NAV_OK && version >= 2 &&
-            (st = nav_attach_graph(*out, graph, graph_len)) != NAV_OK) {
+            (st = nav_attach_graph(*out, graph, graph_len, graph_format)) != NAV_OK) {
             nav_mesh_free(*out);
             *out = NULL;
         }

@@ -12,6 +12,15 @@
  * - Hand-forged structures, each breaking one invariant the queries rely on
  *   (twin, BVH escape, leaf, link end, component, DAG order), are refused.
  * - Version 1 and 2 blobs still load (rebuilt), with the stored graph.
+ * - The corner graph section's walk mesh (format 2: the merge's pieces,
+ *   nav_corner_merge.c): read back it equals the merge's, array by array,
+ *   on random meshes of every kind, and the loaded mesh answers as the
+ *   built one; forged pieces (not convex, in two parts, over 8 vertices,
+ *   ids out of range or out of order, bad counts and lengths) are refused
+ *   by the reader, and the blob still loads with the merge run again;
+ *   other valid partitions (every polygon a piece; three quads in a row)
+ *   are used as stored and answer the same (exact answers do not depend on
+ *   the tiling); a format 1 section (no walk mesh) still loads.
  */
 #include <check.h>
 #include <stdio.h>
@@ -19,6 +28,7 @@
 #include <string.h>
 
 #include "nav/nav_corner.h"
+#include "nav/nav_corner_internal.h"
 #include "nav/nav_mesh_internal.h"
 #include "tests/test_fixtures.h"
 #include "tests/test_snapshot.h"
@@ -350,6 +360,329 @@ START_TEST(test_snapshot_old_versions) {
 }
 END_TEST
 
+/* ---- the stored walk mesh (corner graph format 2) ---- */
+
+/* The stored walk mesh of m's graph (what the blob's section ends with). */
+static uint8_t *walk_bytes(const nav_mesh *m, size_t *len) {
+    *len = 0;
+    nav_corner_merge_save(m->cgraph, NULL, len);
+    uint8_t *p = malloc(*len);
+    size_t at = 0;
+    nav_corner_merge_save(m->cgraph, p, &at);
+    ck_assert_uint_eq(at, *len);
+    return p;
+}
+
+/* nav_corner_merge_load on a graph that borrows m's nodes; on refusal the
+   walk mesh fields must be left empty. The caller frees with
+   nav_corner_merge_free. */
+static nav_status walk_load(const nav_mesh *m, const uint8_t *p, size_t len, nav_cgraph *g) {
+    memset(g, 0, sizeof *g);
+    g->ncorners = m->cgraph->ncorners;
+    g->nnodes = m->cgraph->nnodes;
+    g->poly = m->cgraph->poly;
+    g->corner_of = m->cgraph->corner_of;
+    nav_status st = nav_corner_merge_load(m, g, p, len);
+    if (st != NAV_OK)
+        ck_assert(!g->wm && !g->wof && !g->wrep && !g->wcorner_of && !g->wpoly && !g->wpts_start &&
+                  !g->wpts);
+    return st;
+}
+
+/* The stored form of the partition of m into groups (group[p]: any label
+   below npolys), pieces numbered by their first polygon. */
+static uint8_t *walk_forge(const nav_mesh *m, const uint32_t *group, size_t *len) {
+    uint32_t np = m->npolys, npieces = 0;
+    uint32_t *map = malloc((size_t)np * 4);
+    for (uint32_t p = 0; p < np; p++)
+        map[p] = NAV_NONE;
+    *len = 4 * (2 + (size_t)np);
+    uint8_t *out = malloc(*len);
+    for (uint32_t p = 0; p < np; p++) {
+        if (map[group[p]] == NAV_NONE)
+            map[group[p]] = npieces++;
+        put_le32(out + 8 + 4 * (size_t)p, map[group[p]]);
+    }
+    put_le32(out, npieces);
+    put_le32(out + 4, np);
+    free(map);
+    return out;
+}
+
+/* m's blob with the walk mesh (the last old_wlen bytes of the graph
+   section's payload) replaced by walk[0..wlen), the section's format set,
+   its length and CRC fixed. */
+static uint8_t *blob_with_walk(const nav_mesh *m, const uint8_t *blob, size_t len, size_t old_wlen,
+                               const uint8_t *walk, size_t wlen, uint32_t format, size_t *out_len) {
+    size_t section = parts_of(m, len).section, keep = len - 4 - old_wlen;
+    size_t n = keep + wlen + 4;
+    uint8_t *c = malloc(n);
+    memcpy(c, blob, keep);
+    if (wlen)
+        memcpy(c + keep, walk, wlen);
+    ck_assert_int_eq(memcmp(c + section, "CGRF", 4), 0);
+    put_le32(c + section + 4, format);
+    put_le32(c + section + 12, (uint32_t)(n - section - 20));
+    put_le32(c + n - 4, nav_crc32(c + section, n - 4 - section));
+    *out_len = n;
+    return c;
+}
+
+/* Loads blob: a mesh whose stored graph is used (walk mesh read back or
+   merged again) and that answers as m does. */
+static nav_mesh *load_walk_blob(const nav_mesh *m, const uint8_t *blob, size_t len, uint32_t seed) {
+    nav_mesh *r = NULL;
+    nav_error err;
+    ck_assert_msg(nav_mesh_deserialize(blob, len, &r, &err) == NAV_OK, "%s", err.message);
+    ck_assert_int_eq(nav_mesh_graph_origin(r), NAV_GRAPH_LOADED);
+    ck_assert_ptr_nonnull(r->cgraph);
+    ck_assert_uint_eq(r->cgraph->nedges, m->cgraph->nedges);
+    snap_assert_same_answers(r, m, seed, 12);
+    return r;
+}
+
+START_TEST(test_walk_stored_equals_merge) {
+    int pieces_merged = 0, long_kept = 0;
+    for (uint32_t seed = 1; seed <= 24; seed++) {
+        nav_mesh *m;
+        if (seed > 20) {
+            m = linked_mesh(seed); /* links: wpts */
+        } else {
+            fx_random_opts o = fx_random_defaults();
+            o.width = o.height = 16 + seed % 3 * 8;
+            o.walls = seed % 2 == 0; /* rooms, else pillars */
+            o.triangulate = seed % 3 != 0;
+            o.merge_runs = seed % 4 == 1; /* long polygons, collinear vertices */
+            o.hole_ratio = 0.05f + 0.05f * (float)(seed % 4);
+            o.jitter = seed % 5 == 2 ? 0.2f : 0;
+            m = fx_random(seed, &o);
+        }
+        ck_assert_ptr_nonnull(m->cgraph);
+        const nav_cgraph *g = m->cgraph;
+        pieces_merged += g->wm->npolys < m->npolys;
+        for (uint32_t wp = 0; wp < g->wm->npolys; wp++)
+            long_kept += nav_poly_nverts(g->wm, wp) > 8;
+        size_t wlen;
+        uint8_t *walk = walk_bytes(m, &wlen);
+        nav_cgraph got;
+        ck_assert_int_eq(walk_load(m, walk, wlen, &got), NAV_OK);
+        snap_assert_same_walk(g, &got);
+        nav_corner_merge_free(&got);
+        /* the whole blob: the loaded graph's walk mesh is the merge's */
+        uint8_t *blob;
+        size_t len;
+        ck_assert_int_eq(nav_mesh_serialize(m, &blob, &len), NAV_OK);
+        nav_mesh *r = load_walk_blob(m, blob, len, seed);
+        snap_assert_same_walk(g, r->cgraph);
+        nav_mesh_free(r);
+        free(blob);
+        free(walk);
+        nav_mesh_free(m);
+    }
+    /* the meshes exercise merging (fewer pieces than polygons) */
+    ck_assert_int_ge(pieces_merged, 20);
+    printf("nav_snapshot walk mesh: 24 meshes read back equal to the merge, %d polygons of more "
+           "than 8 vertices kept whole\n",
+           long_kept);
+}
+END_TEST
+
+/* The slot of quad a's edge towards b, or 4. */
+static uint32_t quad_edge(const nav_mesh *m, uint32_t a, uint32_t b) {
+    for (uint32_t k = 0; k < 4; k++)
+        if (m->poly_nei[m->poly_start[a] + k] == b)
+            return k;
+    return 4;
+}
+
+static int is_quad(const nav_mesh *m, uint32_t a) {
+    return a != NAV_NONE && nav_poly_nverts(m, a) == 4;
+}
+
+/* A grid mesh (quads only) and, in it, quads p, q, r, s: q and r beside p
+   across two consecutive edges (an L of three cells), s beyond q (a strip
+   p q s of three cells). */
+static nav_mesh *walk_grid(uint32_t *p, uint32_t *q, uint32_t *r, uint32_t *s) {
+    fx_random_opts o = fx_random_defaults();
+    o.width = o.height = 14;
+    o.triangulate = 0;
+    o.hole_ratio = 0.1f;
+    nav_mesh *m = fx_random(3, &o);
+    ck_assert_ptr_nonnull(m->cgraph);
+    for (uint32_t a = 0; a < m->npolys; a++) {
+        uint32_t st = m->poly_start[a];
+        if (!is_quad(m, a))
+            continue;
+        for (uint32_t k = 0; k < 4; k++) {
+            uint32_t b = m->poly_nei[st + k], c = m->poly_nei[st + (k + 1) % 4];
+            if (!is_quad(m, b) || !is_quad(m, c) || b == c)
+                continue;
+            uint32_t j = quad_edge(m, b, a);
+            uint32_t d = j < 4 ? m->poly_nei[m->poly_start[b] + (j + 2) % 4] : NAV_NONE;
+            if (is_quad(m, d) && d != a && d != c) {
+                *p = a, *q = b, *r = c, *s = d;
+                return m;
+            }
+        }
+    }
+    ck_abort_msg("no L and strip of quads");
+    return NULL;
+}
+
+START_TEST(test_walk_forged) {
+    uint32_t p, q, r, sq;
+    nav_mesh *m = walk_grid(&p, &q, &r, &sq);
+    const nav_cgraph *g = m->cgraph;
+    uint32_t np = m->npolys, npieces = g->wm->npolys;
+    ck_assert_uint_lt(npieces, np);
+    uint8_t *blob;
+    size_t len, wlen, flen, blen;
+    ck_assert_int_eq(nav_mesh_serialize(m, &blob, &len), NAV_OK);
+    uint8_t *walk = walk_bytes(m, &wlen);
+    ck_assert_uint_eq(wlen, 4 * (2 + (size_t)np));
+    ck_assert_int_eq(memcmp(blob + len - 4 - wlen, walk, wlen), 0);
+    nav_cgraph got;
+    uint32_t *group = malloc((size_t)np * 4);
+
+    /* valid partitions other than the merge's are used as stored */
+    for (uint32_t a = 0; a < np; a++)
+        group[a] = a; /* every polygon its own piece */
+    uint8_t *forged = walk_forge(m, group, &flen);
+    ck_assert_int_eq(walk_load(m, forged, flen, &got), NAV_OK);
+    ck_assert_uint_eq(got.wm->npolys, np);
+    for (uint32_t a = 0; a < np; a++) /* each piece its polygon, from its vertex 0 */
+        for (uint32_t k = 0; k < nav_poly_nverts(m, a); k++)
+            ck_assert_uint_eq(got.wm->poly_verts[got.wm->poly_start[a] + k],
+                              m->poly_verts[m->poly_start[a] + k]);
+    nav_corner_merge_free(&got);
+    uint8_t *b2 = blob_with_walk(m, blob, len, wlen, forged, flen, 2, &blen);
+    nav_mesh *res = load_walk_blob(m, b2, blen, 11);
+    ck_assert_uint_eq(res->cgraph->wm->npolys, np); /* the stored tiling was used */
+    nav_mesh_free(res);
+    free(b2);
+    free(forged);
+    group[q] = group[sq] = p; /* the strip p q s: a rectangle of 8 vertices */
+    forged = walk_forge(m, group, &flen);
+    ck_assert_int_eq(walk_load(m, forged, flen, &got), NAV_OK);
+    ck_assert_uint_eq(got.wm->npolys, np - 2);
+    ck_assert_uint_eq(got.wof[p], got.wof[sq]);
+    nav_corner_merge_free(&got);
+    free(forged);
+
+    /* refused, and the blob still loads with the merge run again */
+    struct {
+        const char *what;
+        uint32_t a, b, c; /* polygons grouped with p (NAV_NONE: none) */
+    } bad[] = {
+        {"an L of three quads (not convex)", q, r, NAV_NONE},
+        {"a piece in two parts (the strip's middle moved out)", sq, NAV_NONE, NAV_NONE},
+        {"a piece of 10 vertices (the strip and the L)", q, r, sq},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        for (uint32_t a = 0; a < np; a++)
+            group[a] = a;
+        uint32_t with[3] = {bad[i].a, bad[i].b, bad[i].c};
+        for (int k = 0; k < 3; k++)
+            if (with[k] != NAV_NONE)
+                group[with[k]] = p;
+        forged = walk_forge(m, group, &flen);
+        ck_assert_msg(walk_load(m, forged, flen, &got) == NAV_E_CORRUPT, "%s: accepted",
+                      bad[i].what);
+        b2 = blob_with_walk(m, blob, len, wlen, forged, flen, 2, &blen);
+        res = load_walk_blob(m, b2, blen, 12 + (uint32_t)i);
+        snap_assert_same_walk(g, res->cgraph); /* merged again */
+        nav_mesh_free(res);
+        free(b2);
+        free(forged);
+    }
+
+    /* edits of the merge's own bytes */
+    uint32_t member = NAV_NONE; /* a polygon that is not its piece's first */
+    for (uint32_t a = 0; a < np && member == NAV_NONE; a++)
+        if (g->wrep[g->wof[a]] != a)
+            member = a;
+    ck_assert(member != NAV_NONE);
+    struct {
+        const char *what;
+        size_t at;
+        uint32_t value;
+    } cases[] = {
+        {"a piece id out of range", 8 + 4 * (size_t)member, npieces},
+        {"a piece id far out of range", 8 + 4 * (size_t)member, UINT32_MAX},
+        {"pieces not numbered by their first polygon", 8, 1},
+        {"piece count short", 0, npieces - 1},
+        {"piece count long", 0, npieces + 1},
+        {"mesh polygon count off", 4, np + 1},
+    };
+    uint8_t *c = malloc(wlen);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        memcpy(c, walk, wlen);
+        ck_assert_msg(le32(c + cases[i].at) != cases[i].value, "%s: no change", cases[i].what);
+        put_le32(c + cases[i].at, cases[i].value);
+        ck_assert_msg(walk_load(m, c, wlen, &got) == NAV_E_CORRUPT, "%s: accepted", cases[i].what);
+        b2 = blob_with_walk(m, blob, len, wlen, c, wlen, 2, &blen);
+        res = load_walk_blob(m, b2, blen, 20 + (uint32_t)i);
+        snap_assert_same_walk(g, res->cgraph);
+        nav_mesh_free(res);
+        free(b2);
+    }
+    /* lengths: a word short, a word more, nothing */
+    ck_assert_int_eq(walk_load(m, walk, wlen - 4, &got), NAV_E_CORRUPT);
+    uint8_t *longer = calloc(1, wlen + 4);
+    memcpy(longer, walk, wlen);
+    ck_assert_int_eq(walk_load(m, longer, wlen + 4, &got), NAV_E_CORRUPT);
+    ck_assert_int_eq(walk_load(m, walk, 0, &got), NAV_E_CORRUPT);
+    b2 = blob_with_walk(m, blob, len, wlen, walk, wlen - 4, 2, &blen);
+    res = load_walk_blob(m, b2, blen, 40);
+    snap_assert_same_walk(g, res->cgraph);
+    nav_mesh_free(res);
+    free(b2);
+    free(longer);
+    free(c);
+    free(group);
+    free(walk);
+    free(blob);
+    nav_mesh_free(m);
+}
+END_TEST
+
+/* A format 1 section (the edges only, as blobs stored before the walk
+   mesh was) loads with the merge run again; an unknown format is not
+   read (the graph is rebuilt). */
+START_TEST(test_walk_old_format) {
+    nav_mesh *m = linked_mesh(9);
+    ck_assert_ptr_nonnull(m->cgraph);
+    uint8_t *blob;
+    size_t len, wlen;
+    ck_assert_int_eq(nav_mesh_serialize(m, &blob, &len), NAV_OK);
+    uint8_t *walk = walk_bytes(m, &wlen);
+    ck_assert_uint_eq(le32(blob + parts_of(m, len).section + 4), 2);
+    size_t blen;
+    uint8_t *b1 = blob_with_walk(m, blob, len, wlen, NULL, 0, 1, &blen);
+    nav_mesh *r = load_walk_blob(m, b1, blen, 9);
+    snap_assert_same_walk(m->cgraph, r->cgraph);
+    snap_assert_same(r, m);
+    nav_mesh_free(r);
+    free(b1);
+    /* format 2 bytes labelled format 1: the edge count does not fit, rebuilt */
+    b1 = blob_with_walk(m, blob, len, wlen, walk, wlen, 1, &blen);
+    nav_error err;
+    ck_assert_int_eq(nav_mesh_deserialize(b1, blen, &r, &err), NAV_OK);
+    ck_assert_int_eq(nav_mesh_graph_origin(r), NAV_GRAPH_REBUILT);
+    snap_assert_same_walk(m->cgraph, r->cgraph);
+    nav_mesh_free(r);
+    free(b1);
+    b1 = blob_with_walk(m, blob, len, wlen, walk, wlen, 3, &blen);
+    ck_assert_int_eq(nav_mesh_deserialize(b1, blen, &r, &err), NAV_OK);
+    ck_assert_int_eq(nav_mesh_graph_origin(r), NAV_GRAPH_REBUILT);
+    nav_mesh_free(r);
+    free(b1);
+    free(walk);
+    free(blob);
+    nav_mesh_free(m);
+}
+END_TEST
+
 /* The table-sliced CRC against the bitwise definition, at every length
    and alignment up to 64 bytes and on a long buffer. */
 static uint32_t crc_bitwise(const uint8_t *p, size_t n) {
@@ -386,6 +719,9 @@ Suite *nav_snapshot_suite(void) {
     tcase_add_test(tc, test_snapshot_damage);
     tcase_add_test(tc, test_snapshot_forged);
     tcase_add_test(tc, test_snapshot_old_versions);
+    tcase_add_test(tc, test_walk_stored_equals_merge);
+    tcase_add_test(tc, test_walk_forged);
+    tcase_add_test(tc, test_walk_old_format);
     suite_add_tcase(s, tc);
     return s;
 }

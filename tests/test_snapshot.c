@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "nav/nav_corner.h"
+#include "nav/nav_corner_internal.h"
 #include "nav/nav_mesh_internal.h"
 #include "nav/nav_query.h"
 #include "tests/test_fixtures.h"
@@ -174,6 +175,30 @@ void snap_exercise(const nav_mesh *m, uint32_t seed, int nq) {
     nav_query_free(q);
 }
 
+static void walk_mem_eq(const void *a, const void *b, size_t n, const char *what) {
+    ck_assert_msg(n == 0 || memcmp(a, b, n) == 0, "walk mesh %s differs", what);
+}
+
+void snap_assert_same_walk(const struct nav_cgraph *a, const struct nav_cgraph *b) {
+    const nav_mesh *x = a->wm, *y = b->wm;
+    ck_assert_ptr_nonnull(y);
+    ck_assert_uint_eq(x->npolys, y->npolys);
+    ck_assert_uint_eq(x->nverts, y->nverts);
+    ck_assert_uint_eq(a->mpolys, b->mpolys);
+    ck_assert_uint_eq(a->nnodes, b->nnodes);
+    size_t np = x->npolys, slots = x->poly_start[np];
+    walk_mem_eq(x->poly_start, y->poly_start, (np + 1) * 4, "poly_start");
+    walk_mem_eq(x->poly_verts, y->poly_verts, slots * 4, "poly_verts");
+    walk_mem_eq(x->poly_nei, y->poly_nei, slots * 4, "poly_nei");
+    walk_mem_eq(x->poly_twin, y->poly_twin, slots * 4, "poly_twin");
+    walk_mem_eq(a->wcorner_of, b->wcorner_of, slots * 4, "wcorner_of");
+    walk_mem_eq(a->wof, b->wof, (size_t)a->mpolys * 4, "wof");
+    walk_mem_eq(a->wrep, b->wrep, np * 4, "wrep");
+    walk_mem_eq(a->wpoly, b->wpoly, (size_t)a->nnodes * 4, "wpoly");
+    walk_mem_eq(a->wpts_start, b->wpts_start, (np + 1) * 4, "wpts_start");
+    walk_mem_eq(a->wpts, b->wpts, (size_t)a->wpts_start[np] * 4, "wpts");
+}
+
 void snap_check(const nav_mesh *m, uint32_t seed, int nq) {
     uint8_t *blob;
     size_t len;
@@ -188,6 +213,8 @@ void snap_check(const nav_mesh *m, uint32_t seed, int nq) {
     ck_assert_int_eq(nav_mesh_graph_origin(snap), m->cgraph ? NAV_GRAPH_LOADED : NAV_GRAPH_NONE);
     snap_assert_same(snap, rebuilt);
     snap_assert_same(snap, m);
+    if (m->cgraph) /* the walk mesh read back from the blob is the merge's */
+        snap_assert_same_walk(m->cgraph, snap->cgraph);
     ck_assert_uint_ne(nav_mesh_uid(snap), nav_mesh_uid(m));
     snap_assert_same_answers(snap, rebuilt, seed, nq);
     free(blob);

@@ -12,6 +12,10 @@
 
 /* Every array of the two built meshes equal (the corner graph by counts). */
 void snap_assert_same(const nav_mesh *a, const nav_mesh *b);
+/* b's corner-graph walk mesh equal to a's, array by array (pieces, loops,
+   adjacency, corner slots, node pieces, link lists). */
+struct nav_cgraph;
+void snap_assert_same_walk(const struct nav_cgraph *a, const struct nav_cgraph *b);
 /* nq random queries of every kind give the same answers on both meshes. */
 void snap_assert_same_answers(const nav_mesh *a, const nav_mesh *b, uint32_t seed, int nq);
 /* m serialized and loaded (snapshot) and rebuilt from nav_mesh_as_input:
