@@ -488,33 +488,19 @@ uint64_t nav_corner_edge_count(const nav_cgraph *g) {
 
 /* ---- stored form ---- */
 
-static void cb_put_u32(uint8_t *out, size_t *at, uint32_t v) {
-    if (out) {
-        out[*at] = (uint8_t)v;
-        out[*at + 1] = (uint8_t)(v >> 8);
-        out[*at + 2] = (uint8_t)(v >> 16);
-        out[*at + 3] = (uint8_t)(v >> 24);
-    }
-    *at += 4;
-}
-
-static uint32_t cb_get_u32(const uint8_t *p) {
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 size_t nav_corner_save(const nav_cgraph *g, uint8_t *out) {
     size_t at = 0;
-    cb_put_u32(out, &at, g ? 1 : 0);
+    nav_corner_put_u32(out, &at, g ? 1 : 0);
     if (!g)
         return at;
-    cb_put_u32(out, &at, g->ncorners);
-    cb_put_u32(out, &at, g->nnodes);
+    nav_corner_put_u32(out, &at, g->ncorners);
+    nav_corner_put_u32(out, &at, g->nnodes);
     for (uint32_t u = 0; u <= g->nnodes; u++)
-        cb_put_u32(out, &at, g->adj_start[u]);
+        nav_corner_put_u32(out, &at, g->adj_start[u]);
     for (uint32_t u = 0; u < g->nnodes; u++)
-        cb_put_u32(out, &at, g->adj_mid[u]);
+        nav_corner_put_u32(out, &at, g->adj_mid[u]);
     for (uint64_t i = 0; i < g->nedges; i++)
-        cb_put_u32(out, &at, g->adj[i].to);
+        nav_corner_put_u32(out, &at, g->adj[i].to);
     nav_corner_merge_save(g, out, &at);
     return at;
 }
@@ -523,11 +509,11 @@ nav_status nav_corner_load(nav_mesh *m, const uint8_t *p, size_t len, uint32_t f
     m->cgraph = NULL;
     if (len < 4 || len % 4 != 0 || format < 1 || format > 2)
         return NAV_E_CORRUPT;
-    if (cb_get_u32(p) == 0)
+    if (nav_corner_get_u32(p) == 0)
         return len == 4 ? NAV_OK : NAV_E_CORRUPT; /* stored as too large to build */
     if (len < 12)
         return NAV_E_CORRUPT;
-    uint32_t nc = cb_get_u32(p + 4), nn = cb_get_u32(p + 8);
+    uint32_t nc = nav_corner_get_u32(p + 4), nn = nav_corner_get_u32(p + 8);
     size_t words = len / 4 - 3;
     if ((size_t)nn * 2 + 1 > words)
         return NAV_E_CORRUPT;
@@ -537,7 +523,7 @@ nav_status nav_corner_load(nav_mesh *m, const uint8_t *p, size_t len, uint32_t f
     const uint8_t *walk = NULL; /* format 2: the merge's result after the edges */
     size_t walk_len = 0;
     if (format == 2) {
-        uint32_t stored = cb_get_u32(starts + 4 * (size_t)nn);
+        uint32_t stored = nav_corner_get_u32(starts + 4 * (size_t)nn);
         if (stored > ne)
             return NAV_E_CORRUPT;
         walk = targets + 4 * (size_t)stored;
@@ -566,8 +552,8 @@ nav_status nav_corner_load(nav_mesh *m, const uint8_t *p, size_t len, uint32_t f
             st = NAV_E_NOMEM;
     }
     for (uint32_t u = 0; st == NAV_OK && u <= nn; u++) {
-        g->adj_start[u] = cb_get_u32(starts + 4 * (size_t)u);
-        uint32_t mid = u < nn ? cb_get_u32(mids + 4 * (size_t)u) : 0;
+        g->adj_start[u] = nav_corner_get_u32(starts + 4 * (size_t)u);
+        uint32_t mid = u < nn ? nav_corner_get_u32(mids + 4 * (size_t)u) : 0;
         if ((u == 0 && g->adj_start[0] != 0) || (u > 0 && g->adj_start[u] < g->adj_start[u - 1]))
             st = NAV_E_CORRUPT;
         if (u > 0) {
@@ -580,7 +566,7 @@ nav_status nav_corner_load(nav_mesh *m, const uint8_t *p, size_t len, uint32_t f
     if (st == NAV_OK && g->adj_start[nn] != ne)
         st = NAV_E_CORRUPT;
     for (uint64_t i = 0; st == NAV_OK && i < ne; i++) {
-        uint32_t d = cb_get_u32(targets + 4 * i);
+        uint32_t d = nav_corner_get_u32(targets + 4 * i);
         if (d >= nn) {
             st = NAV_E_CORRUPT;
             break;

@@ -77,6 +77,22 @@ struct nav_cgraph {
     uint32_t mpolys;
 };
 
+/* The stored form's words, little-endian: put writes v at out + *at (out
+   NULL: only counts) and advances *at. */
+static inline void nav_corner_put_u32(uint8_t *out, size_t *at, uint32_t v) {
+    if (out) {
+        out[*at] = (uint8_t)v;
+        out[*at + 1] = (uint8_t)(v >> 8);
+        out[*at + 2] = (uint8_t)(v >> 16);
+        out[*at + 3] = (uint8_t)(v >> 24);
+    }
+    *at += 4;
+}
+
+static inline uint32_t nav_corner_get_u32(const uint8_t *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
 /* Builds the walk mesh fields of g (needs its nodes); frees them (and
    clears the pointers); bytes. */
 nav_status nav_corner_merge(const nav_mesh *m, nav_cgraph *g);
@@ -118,13 +134,17 @@ static inline double nav_corner_side(double ax, double az, double bx, double bz,
 /* Is the segment from (px, pz) to corner c tangent to the obstacle at c:
    both wall edges at c on one side of the line (or on it)? Only then can a
    shortest path bend at c after (or before) that segment. */
-static inline int nav_corner_tangent(const nav_cgraph *g, uint32_t c, double px, double pz) {
-    const double *w = &g->wall[4 * (size_t)c];
-    double cx = g->xz[2 * (size_t)c], cz = g->xz[2 * (size_t)c + 1];
+static inline int nav_corner_tangent_at(double cx, double cz, const double w[4], double px,
+                                        double pz) {
     /* orient(p, c, w) = orient(c, w, p): p's side of each wall's line */
     double o1 = nav_corner_side(cx, cz, w[0], w[1], px, pz);
     double o2 = nav_corner_side(cx, cz, w[2], w[3], px, pz);
     return !((o1 > 0 && o2 < 0) || (o1 < 0 && o2 > 0));
+}
+
+static inline int nav_corner_tangent(const nav_cgraph *g, uint32_t c, double px, double pz) {
+    return nav_corner_tangent_at(g->xz[2 * (size_t)c], g->xz[2 * (size_t)c + 1],
+                                 &g->wall[4 * (size_t)c], px, pz);
 }
 
 /* ---- the visibility walker ---- */

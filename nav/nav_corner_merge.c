@@ -251,25 +251,11 @@ size_t nav_corner_merge_memory(const nav_cgraph *g) {
 
 /* ---- stored form ---- */
 
-static void cm_put_u32(uint8_t *out, size_t *at, uint32_t v) {
-    if (out) {
-        out[*at] = (uint8_t)v;
-        out[*at + 1] = (uint8_t)(v >> 8);
-        out[*at + 2] = (uint8_t)(v >> 16);
-        out[*at + 3] = (uint8_t)(v >> 24);
-    }
-    *at += 4;
-}
-
-static uint32_t cm_get_u32(const uint8_t *p) {
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 void nav_corner_merge_save(const nav_cgraph *g, uint8_t *out, size_t *at) {
-    cm_put_u32(out, at, g->wm->npolys);
-    cm_put_u32(out, at, g->mpolys);
+    nav_corner_put_u32(out, at, g->wm->npolys);
+    nav_corner_put_u32(out, at, g->mpolys);
     for (uint32_t p = 0; p < g->mpolys; p++)
-        cm_put_u32(out, at, g->wof[p]);
+        nav_corner_put_u32(out, at, g->wof[p]);
 }
 
 /*
@@ -338,7 +324,7 @@ static int cm_trace(const nav_mesh *m, nav_cgraph *g, const uint32_t *first, con
 nav_status nav_corner_merge_load(const nav_mesh *m, nav_cgraph *g, const uint8_t *p, size_t len) {
     if (len % 4 != 0 || len < 8)
         return NAV_E_CORRUPT;
-    uint32_t npieces = cm_get_u32(p), mpolys = cm_get_u32(p + 4);
+    uint32_t npieces = nav_corner_get_u32(p), mpolys = nav_corner_get_u32(p + 4);
     if (mpolys != m->npolys || npieces > mpolys || len / 4 != 2 + (size_t)mpolys)
         return NAV_E_CORRUPT;
     uint32_t oslots = m->poly_start[m->npolys];
@@ -365,7 +351,7 @@ nav_status nav_corner_merge_load(const nav_mesh *m, nav_cgraph *g, const uint8_t
     }
     /* pieces numbered by their first polygon, as the merge numbers them */
     for (uint32_t q = 0, next = 0; st == NAV_OK && q < mpolys; q++) {
-        uint32_t id = cm_get_u32(p + 8 + 4 * (size_t)q);
+        uint32_t id = nav_corner_get_u32(p + 8 + 4 * (size_t)q);
         if (id > next || id >= npieces)
             st = NAV_E_CORRUPT;
         else {
