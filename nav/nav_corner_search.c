@@ -354,9 +354,7 @@ static inline int cs_sees_vertex(uint64_t seen, uint32_t k, const nav_cone *c, d
 /* nav_corner_tangent from the node record: position and walls in one cache
    line (the separate xz and wall arrays are two); the same doubles. */
 static inline int cs_tangent(const nav_cnode *nd, double px, double pz) {
-    double o1 = nav_corner_side(nd->x, nd->z, nd->wall[0], nd->wall[1], px, pz);
-    double o2 = nav_corner_side(nd->x, nd->z, nd->wall[2], nd->wall[3], px, pz);
-    return !((o1 > 0 && o2 < 0) || (o1 < 0 && o2 > 0));
+    return nav_corner_tangent_at(nd->x, nd->z, nd->wall, px, pz);
 }
 
 static void cs_from_start(nav_corner_query *cq, uint32_t q, const nav_cone *c, uint64_t seen) {
