@@ -636,10 +636,12 @@ bool steer_avoid(nav_steer *s, uint32_t i, const float dv[2], float goal_dist, f
     /* (1.01: an agent nudged last tick reports NUDGE_SPEED, give or take rounding) */
     if (ld > 1e-4f &&
         c.vx * c.vx + c.vz * c.vz <= 1.0201f * NUDGE_SPEED * NUDGE_SPEED * c.vmax * c.vmax &&
-        bx * bx + bz * bz < NUDGE_SPEED * NUDGE_SPEED * c.vmax * c.vmax &&
-        nudge_ok(&c, dv[0] / ld * NUDGE_SPEED * c.vmax, dv[1] / ld * NUDGE_SPEED * c.vmax)) {
-        bx = dv[0] / ld * NUDGE_SPEED * c.vmax;
-        bz = dv[1] / ld * NUDGE_SPEED * c.vmax;
+        bx * bx + bz * bz < NUDGE_SPEED * NUDGE_SPEED * c.vmax * c.vmax) {
+        float nx = dv[0] / ld * NUDGE_SPEED * c.vmax, nz = dv[1] / ld * NUDGE_SPEED * c.vmax;
+        if (nudge_ok(&c, nx, nz)) {
+            bx = nx;
+            bz = nz;
+        }
     }
     v[0] = bx;
     v[1] = bz;
