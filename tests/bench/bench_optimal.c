@@ -44,6 +44,23 @@ typedef struct ob_fig {
     int fallback, failed;
 } ob_fig;
 
+/* One path query of the bench into b's buffers. */
+static inline nav_status ob_find(nav_query *q, const nav_mesh *m, const ob_req *r, nav_algo algo,
+                                 const float ext[3], ob_buf *b) {
+    nav_path_request req = {.algorithm = algo};
+    memcpy(req.start, r->start, sizeof req.start);
+    memcpy(req.end, r->end, sizeof req.end);
+    memcpy(req.extents, ext, sizeof req.extents);
+    memset(&b->res, 0, sizeof b->res);
+    b->res.corners = b->corners;
+    b->res.max_corners = 2048;
+    b->res.polys = b->polys;
+    b->res.max_polys = 1 << 14;
+    b->res.links = b->links;
+    b->res.max_links = 64;
+    return nav_find_path(q, m, &req, &b->res);
+}
+
 static void ob_run(nav_query *q, const nav_mesh *m, const ob_req *rs, int n, nav_algo algo,
                    const float ext[3], int reps, ob_buf *b, ob_fig *out, double *lens) {
     memset(out, 0, sizeof *out);
@@ -51,18 +68,7 @@ static void ob_run(nav_query *q, const nav_mesh *m, const ob_req *rs, int n, nav
     for (int r = 0; r < reps; r++) {
         double t0 = bench_now();
         for (int i = 0; i < n; i++) {
-            nav_path_request req = {.algorithm = algo};
-            memcpy(req.start, rs[i].start, sizeof req.start);
-            memcpy(req.end, rs[i].end, sizeof req.end);
-            memcpy(req.extents, ext, sizeof req.extents);
-            memset(&b->res, 0, sizeof b->res);
-            b->res.corners = b->corners;
-            b->res.max_corners = 2048;
-            b->res.polys = b->polys;
-            b->res.max_polys = 1 << 14;
-            b->res.links = b->links;
-            b->res.max_links = 64;
-            nav_status st = nav_find_path(q, m, &req, &b->res);
+            nav_status st = ob_find(q, m, &rs[i], algo, ext, b);
             if (r > 0)
                 continue;
             if (lens)
@@ -540,18 +546,7 @@ static void ob_dcheck(nav_query *q, const nav_mesh *m, detour_ref *d, const char
     int checked = 0, incomplete = 0, shorter = 0;
     double worst = 0, excess = 0;
     for (int i = 0; i < n; i++) {
-        nav_path_request req = {.algorithm = NAV_ALGO_OPTIMAL};
-        memcpy(req.start, rs[i].start, sizeof req.start);
-        memcpy(req.end, rs[i].end, sizeof req.end);
-        memcpy(req.extents, ext, sizeof req.extents);
-        memset(&b->res, 0, sizeof b->res);
-        b->res.corners = b->corners;
-        b->res.max_corners = 2048;
-        b->res.polys = b->polys;
-        b->res.max_polys = 1 << 14;
-        b->res.links = b->links;
-        b->res.max_links = 64;
-        if (nav_find_path(q, m, &req, &b->res) != NAV_OK || b->res.flags ||
+        if (ob_find(q, m, &rs[i], NAV_ALGO_OPTIMAL, ext, b) != NAV_OK || b->res.flags ||
             b->res.algorithm != NAV_ALGO_OPTIMAL)
             continue; /* not an exact complete answer: nothing to hold Detour to */
         double ol = 0, dl = 0;
