@@ -224,8 +224,6 @@ static int cb_put(const nav_cgraph *g, cb_chunk *ch, uint32_t d) {
         ch->cap = (uint32_t)ncap;
     }
     nav_cedge *e = &ch->adj[ch->n++];
-    e->x = (float)g->xz[2 * (size_t)d];
-    e->z = (float)g->xz[2 * (size_t)d + 1];
     e->to = d;
     return 1;
 }
@@ -261,7 +259,7 @@ static int cb_edges(cb_state *b, cb_chunk *ch, uint32_t u) {
 static size_t cb_memory(const nav_mesh *m, const nav_cgraph *g, uint64_t nedges) {
     size_t nn = (size_t)g->nnodes + 1;
     return sizeof *g + nn * (2 * sizeof(double) + sizeof(float) + 3 * sizeof(uint32_t)) +
-           (size_t)g->nnodes * sizeof(nav_cnode) + (size_t)g->ncorners * 4 * sizeof(double) +
+           nn * (sizeof(nav_cnode) + 2 * sizeof(float)) + (size_t)g->ncorners * 4 * sizeof(double) +
            ((size_t)m->poly_start[m->npolys] + m->npolys + 1 + 2 * (size_t)m->nlinks + 1) *
                sizeof(uint32_t) +
            (size_t)nedges * sizeof(nav_cedge) + nav_corner_merge_memory(g);
@@ -401,23 +399,27 @@ static nav_status cb_all_edges(const nav_mesh *m, nav_cgraph *g, uint32_t thread
     return st;
 }
 
-/* The search's per-node records (nav_cnode), from the arrays. */
+/* The search's per-node records (nav_cnode) and float positions, from the
+   arrays. */
 static nav_status cb_pack(nav_cgraph *g) {
-    size_t bytes = ((size_t)g->nnodes * sizeof(nav_cnode) + 63) / 64 * 64;
-    g->node = aligned_alloc(64, bytes ? bytes : 64);
-    if (!g->node)
+    size_t bytes = (((size_t)g->nnodes + 1) * sizeof(nav_cnode) + 63) / 64 * 64;
+    g->node = aligned_alloc(64, bytes);
+    g->fxz = malloc(((size_t)g->nnodes + 1) * 2 * sizeof *g->fxz);
+    if (!g->node || !g->fxz)
         return NAV_E_NOMEM;
-    for (uint32_t u = 0; u < g->nnodes; u++) {
+    for (uint32_t u = 0; u <= g->nnodes; u++) {
         nav_cnode *n = &g->node[u];
         memset(n, 0, sizeof *n);
-        n->x = g->xz[2 * (size_t)u];
-        n->z = g->xz[2 * (size_t)u + 1];
-        if (u < g->ncorners)
-            memcpy(n->wall, &g->wall[4 * (size_t)u], sizeof n->wall);
         n->adj_start = g->adj_start[u];
+        if (u == g->nnodes)
+            break; /* the sentinel: only the last node's edge end */
+        n->x = (float)g->xz[2 * (size_t)u];
+        n->z = (float)g->xz[2 * (size_t)u + 1];
+        for (int k = 0; k < 4 && u < g->ncorners; k++)
+            n->wall[k] = (float)g->wall[4 * (size_t)u + k];
         n->adj_mid = g->adj_mid[u];
-        n->adj_end = g->adj_start[u + 1];
-        n->poly = g->poly[u];
+        g->fxz[2 * (size_t)u] = n->x;
+        g->fxz[2 * (size_t)u + 1] = n->z;
     }
     return NAV_OK;
 }
@@ -470,6 +472,7 @@ void nav_corner_free(nav_cgraph *g) {
     free(g->adj_mid);
     free(g->adj);
     free(g->node);
+    free(g->fxz);
     nav_corner_merge_free(g);
     free(g);
 }
@@ -572,8 +575,6 @@ nav_status nav_corner_load(nav_mesh *m, const uint8_t *p, size_t len, uint32_t f
             break;
         }
         g->adj[i].to = d;
-        g->adj[i].x = (float)g->xz[2 * (size_t)d];
-        g->adj[i].z = (float)g->xz[2 * (size_t)d + 1];
     }
     if (st == NAV_OK)
         st = cb_pack(g);
