@@ -71,6 +71,8 @@ struct nav_corner_query {
     uint32_t gen;
     cs_heap *heap;
     uint32_t nheap, heap_cap;
+    cs_heap front; /* the least entry pushed since the last pop, out of the heap */
+    int has_front;
     nav_cw_item *cones;
     uint32_t ncones, cones_cap;
     uint32_t *chain; /* the path's nodes, start side first */
@@ -149,6 +151,7 @@ static int cs_prepare(nav_corner_query *cq, const nav_mesh *m, const nav_cgraph 
         cq->gen = 1;
     }
     cq->nheap = 0;
+    cq->has_front = 0;
     cq->ncones = 0;
     cq->nomem = 0;
     return 1;
@@ -172,8 +175,7 @@ static inline int cs_before(const cs_heap *a, const cs_heap *b) {
     return a->fk < b->fk;
 }
 
-static inline __attribute__((always_inline)) void cs_push(nav_corner_query *cq, double f,
-                                                          uint32_t id, uint32_t tag) {
+static inline __attribute__((always_inline)) void cs_heap_push(nav_corner_query *cq, cs_heap it) {
     if (cq->nheap == cq->heap_cap) {
         uint32_t cap = cq->heap_cap ? 2 * cq->heap_cap : 1024;
         cs_heap *t = realloc(cq->heap, (size_t)cap * sizeof *t);
@@ -184,8 +186,6 @@ static inline __attribute__((always_inline)) void cs_push(nav_corner_query *cq, 
         cq->heap = t;
         cq->heap_cap = cap;
     }
-    /* f >= 0 (a sum of distances): + 0.0 keeps a zero's sign positive */
-    cs_heap it = {cs_bits(f + 0.0), id, tag};
     uint32_t i = cq->nheap++;
     while (i > 0) {
         uint32_t p = (i - 1) / CS_ARITY;
@@ -197,7 +197,31 @@ static inline __attribute__((always_inline)) void cs_push(nav_corner_query *cq, 
     cq->heap[i] = it;
 }
 
-static cs_heap cs_pop(nav_corner_query *cq) {
+/* The queue: the heap and a front slot. A best-first search's next entry
+   is often one it has just pushed (an expansion's cheapest successor, with
+   a consistent heuristic, is rarely beaten), so the least entry pushed
+   since the last pop waits outside the heap and, when no heap entry is
+   below it, leaves without the heap's sift-down (the pop's cost) and
+   without its sift-up. Same order as the heap alone, ties aside (equal
+   keys leave in any order, see the file comment). */
+static inline __attribute__((always_inline)) void cs_push(nav_corner_query *cq, double f,
+                                                          uint32_t id, uint32_t tag) {
+    /* f >= 0 (a sum of distances): + 0.0 keeps a zero's sign positive */
+    cs_heap it = {cs_bits(f + 0.0), id, tag};
+    if (!cq->has_front) {
+        cq->front = it;
+        cq->has_front = 1;
+        return;
+    }
+    if (it.fk < cq->front.fk) {
+        cs_heap t = cq->front;
+        cq->front = it;
+        it = t;
+    }
+    cs_heap_push(cq, it);
+}
+
+static cs_heap cs_heap_pop(nav_corner_query *cq) {
     cs_heap *h = cq->heap;
     cs_heap top = h[0];
     cs_heap last = h[--cq->nheap];
@@ -225,6 +249,18 @@ static cs_heap cs_pop(nav_corner_query *cq) {
     if (n > 0)
         h[i] = last;
     return top;
+}
+
+static cs_heap cs_pop(nav_corner_query *cq) {
+    if (cq->has_front && (cq->nheap == 0 || cq->front.fk <= cq->heap[0].fk)) {
+        cq->has_front = 0;
+        return cq->front;
+    }
+    return cs_heap_pop(cq);
+}
+
+static inline int cs_queue_empty(const nav_corner_query *cq) {
+    return cq->nheap == 0 && !cq->has_front;
 }
 
 static inline double cs_dist(double ax, double az, double bx, double bz) {
@@ -642,7 +678,7 @@ static int cs_run(nav_corner_query *cq, uint32_t start_poly, uint32_t end_poly, 
     cs_take_cones(cq, &cq->w, CS_SCONE);
     cs_take_cones(cq, &cq->wg, CS_GCONE);
     nav_cone cone;
-    while (cq->nheap > 0 && !cq->nomem) {
+    while (!cs_queue_empty(cq) && !cq->nomem) {
         cs_heap e = cs_pop(cq);
         if (e.tag == CS_NODE) {
             uint32_t u = e.id;
