@@ -73,6 +73,10 @@ struct nav_corner_query {
     uint32_t nheap, heap_cap;
     cs_heap front; /* the least entry pushed since the last pop, out of the heap */
     int has_front;
+    cs_heap *far; /* entries keyed above the threshold, unordered */
+    uint32_t nfar, far_cap;
+    double tf;   /* the threshold */
+    uint64_t tk; /* its bits */
     nav_cw_item *cones;
     uint32_t ncones, cones_cap;
     uint32_t *chain; /* the path's nodes, start side first */
@@ -118,6 +122,7 @@ void nav_corner_query_free(nav_corner_query *cq) {
     free(cq->ns);
     free(cq->gd);
     free(cq->heap);
+    free(cq->far);
     free(cq->cones);
     free(cq->chain);
     free(cq->seg);
@@ -152,6 +157,7 @@ static int cs_prepare(nav_corner_query *cq, const nav_mesh *m, const nav_cgraph 
     }
     cq->nheap = 0;
     cq->has_front = 0;
+    cq->nfar = 0;
     cq->ncones = 0;
     cq->nomem = 0;
     return 1;
@@ -208,6 +214,20 @@ static inline __attribute__((always_inline)) void cs_push(nav_corner_query *cq, 
                                                           uint32_t id, uint32_t tag) {
     /* f >= 0 (a sum of distances): + 0.0 keeps a zero's sign positive */
     cs_heap it = {cs_bits(f + 0.0), id, tag};
+    if (it.fk > cq->tk) {
+        if (cq->nfar == cq->far_cap) {
+            uint32_t cap = cq->far_cap ? 2 * cq->far_cap : 1024;
+            cs_heap *t = realloc(cq->far, (size_t)cap * sizeof *t);
+            if (!t) {
+                cq->nomem = 1;
+                return;
+            }
+            cq->far = t;
+            cq->far_cap = cap;
+        }
+        cq->far[cq->nfar++] = it;
+        return;
+    }
     if (!cq->has_front) {
         cq->front = it;
         cq->has_front = 1;
@@ -259,8 +279,51 @@ static cs_heap cs_pop(nav_corner_query *cq) {
     return cs_heap_pop(cq);
 }
 
-static inline int cs_queue_empty(const nav_corner_query *cq) {
-    return cq->nheap == 0 && !cq->has_front;
+/*
+ * Far entries. Two thirds of a town query's node entries are keyed above
+ * the answer and never leave the queue, and almost all of them are pushed
+ * before the bound (cq->ub) is known. Entries keyed above a threshold
+ * (first CS_FAR_FIRST times |s t|, a lower bound on the answer) are
+ * appended to an unordered list instead of being sifted into the heap;
+ * when the heap runs dry the threshold rises to CS_FAR_GROW times the
+ * least of them, those below it move into the heap and those above the
+ * bound by then are dropped (the rule of cs_relax). The queue still gives
+ * out its least entry: every far entry is keyed above every heap entry.
+ * Measured on town's bands (a pass each): 3 % off short and medium, 2 % off
+ * long; 1.05 and 1.2 were slower.
+ */
+#define CS_FAR_FIRST 1.1
+#define CS_FAR_GROW 1.1
+
+/* The heap ran dry: raise the threshold and refill (see above). 0 when
+   nothing is left. */
+static int cs_refill(nav_corner_query *cq) {
+    while (cq->nheap == 0 && cq->nfar > 0) {
+        uint64_t least = cq->far[0].fk;
+        for (uint32_t i = 1; i < cq->nfar; i++)
+            least = cq->far[i].fk < least ? cq->far[i].fk : least;
+        double lf;
+        memcpy(&lf, &least, sizeof lf);
+        cq->tf = (lf > cq->tf ? lf : cq->tf) * CS_FAR_GROW;
+        cq->tk = cs_bits(cq->tf);
+        uint64_t ubk = cs_bits(cq->ub);
+        uint32_t keep = 0;
+        for (uint32_t i = 0; i < cq->nfar; i++) {
+            cs_heap it = cq->far[i];
+            if (it.fk > ubk)
+                cq->pruned++;
+            else if (it.fk <= cq->tk)
+                cs_heap_push(cq, it);
+            else
+                cq->far[keep++] = it;
+        }
+        cq->nfar = keep;
+    }
+    return cq->nheap > 0;
+}
+
+static inline int cs_queue_empty(nav_corner_query *cq) {
+    return cq->nheap == 0 && !cq->has_front && !cs_refill(cq);
 }
 
 static inline double cs_dist(double ax, double az, double bx, double bz) {
@@ -741,6 +804,8 @@ nav_status nav_corner_search(nav_corner_query *cq, const nav_mesh *m, uint32_t s
     cq->direct = 0;
     cq->excl = exclude_mask;
     cq->ub = INFINITY;
+    cq->tf = cs_dist(cq->sx, cq->sz, cq->tx, cq->tz) * CS_FAR_FIRST;
+    cq->tk = cs_bits(cq->tf);
     cs_goal_set(cq, gr->wof[end_poly]);
     uint32_t work = 0, n = 0;
     int r = cs_run(cq, start_poly, end_poly, max_nodes, &work);
