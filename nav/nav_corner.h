@@ -42,11 +42,13 @@
  * Cost: built with the mesh (nav_mesh_build, on the thread that uploads the
  * mesh, the writer; queries never wait for it), or loaded from the mesh's
  * stored blob (nav_serialize.c; a damaged copy is rebuilt). Memory: about
- * 60 bytes per node, 12 per directed edge and the walk mesh (about 16
- * bytes per polygon corner); building stops and leaves no graph (the
- * interval search then answers) past NAV_CORNER_MAX_BYTES. Measured: town
- * (4,547 polygons) 1.5 MB, 0.05-0.1 s; 106,076-polygon pillar grid 15 MB,
- * 1.4 s on an idle core (README, "Exact paths through the corner graph").
+ * 100 bytes per node (positions twice: doubles for the build, floats in
+ * the search's 32-byte records), 4 per directed edge and the walk mesh
+ * (about 16 bytes per polygon corner); building stops and leaves no graph
+ * (the interval search then answers) past NAV_CORNER_MAX_BYTES. Measured
+ * (`NAVD_BENCH=optimal`, quiet machine): town (4,547 polygons) 1.39 MB,
+ * 0.04 s; random320 (106,076 polygons) 13.7 MB, 0.65-0.69 s; walls320
+ * (112,309) 6.5 MB, 0.48-0.55 s.
  */
 #ifndef NAV_CORNER_H
 #define NAV_CORNER_H
