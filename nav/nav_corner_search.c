@@ -181,16 +181,24 @@ static inline int cs_before(const cs_heap *a, const cs_heap *b) {
     return a->fk < b->fk;
 }
 
+/* Room for entry n of array *a (capacity *cap, grown by doubling): 0 when
+   it cannot grow (the caller sets nomem). */
+static inline int cs_room(cs_heap **a, uint32_t n, uint32_t *cap) {
+    if (n < *cap)
+        return 1;
+    uint32_t c = *cap ? 2 * *cap : 1024;
+    cs_heap *t = realloc(*a, (size_t)c * sizeof *t);
+    if (!t)
+        return 0;
+    *a = t;
+    *cap = c;
+    return 1;
+}
+
 static inline __attribute__((always_inline)) void cs_heap_push(nav_corner_query *cq, cs_heap it) {
-    if (cq->nheap == cq->heap_cap) {
-        uint32_t cap = cq->heap_cap ? 2 * cq->heap_cap : 1024;
-        cs_heap *t = realloc(cq->heap, (size_t)cap * sizeof *t);
-        if (!t) {
-            cq->nomem = 1;
-            return;
-        }
-        cq->heap = t;
-        cq->heap_cap = cap;
+    if (!cs_room(&cq->heap, cq->nheap, &cq->heap_cap)) {
+        cq->nomem = 1;
+        return;
     }
     uint32_t i = cq->nheap++;
     while (i > 0) {
@@ -209,21 +217,16 @@ static inline __attribute__((always_inline)) void cs_heap_push(nav_corner_query 
    since the last pop waits outside the heap and, when no heap entry is
    below it, leaves without the heap's sift-down (the pop's cost) and
    without its sift-up. Same order as the heap alone, ties aside (equal
-   keys leave in any order, see the file comment). */
+   keys leave in any order, see the file comment). Entries keyed above
+   the threshold go to the far list instead (see cs_refill). */
 static inline __attribute__((always_inline)) void cs_push(nav_corner_query *cq, double f,
                                                           uint32_t id, uint32_t tag) {
     /* f >= 0 (a sum of distances): + 0.0 keeps a zero's sign positive */
     cs_heap it = {cs_bits(f + 0.0), id, tag};
     if (it.fk > cq->tk) {
-        if (cq->nfar == cq->far_cap) {
-            uint32_t cap = cq->far_cap ? 2 * cq->far_cap : 1024;
-            cs_heap *t = realloc(cq->far, (size_t)cap * sizeof *t);
-            if (!t) {
-                cq->nomem = 1;
-                return;
-            }
-            cq->far = t;
-            cq->far_cap = cap;
+        if (!cs_room(&cq->far, cq->nfar, &cq->far_cap)) {
+            cq->nomem = 1;
+            return;
         }
         cq->far[cq->nfar++] = it;
         return;
