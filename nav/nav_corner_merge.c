@@ -11,7 +11,10 @@
  * vertices a piece: a cone costs in proportion to its piece's vertices and
  * edges, and larger caps were slower (instructions per query on random320
  * short / walls320 medium: 64 vertices 118k / 7.1M, 16: 101k / 3.9M,
- * 8: 93k / 3.3M, 6: 93k / 3.3M, unmerged 113k / 4.3M). Floors stay apart: merging
+ * 8: 93k / 3.3M, 6: 93k / 3.3M, unmerged 113k / 4.3M; measured before the
+ * join below). Then straight runs of edges leading to the same piece, or
+ * walls, are joined into one edge (cm_join): a cone through a side of
+ * cells then stays one cone. Floors stay apart: merging
  * follows adjacency, and a union that winds more than once around (a
  * spiral ramp over itself) is refused by its turning number. Exact answers
  * do not depend on the tiling: visibility is a property of the region.
@@ -110,6 +113,92 @@ static int cm_grow(void **p, uint32_t *cap, uint32_t need, size_t size) {
     return 1;
 }
 
+/* Is vertex b, between a and c on a piece's loop, a point of the straight
+   segment a -> c? Only axis-parallel runs count (exact in floats: the
+   cells of a grid, and the many axis-parallel edges of baked meshes); a
+   nearly straight loop keeps its vertex, so no piece changes shape. */
+static int cm_straight(const float *a, const float *b, const float *c) {
+    if (a[0] == b[0] && b[0] == c[0])
+        return (a[2] < b[2] && b[2] < c[2]) || (a[2] > b[2] && b[2] > c[2]);
+    if (a[2] == b[2] && b[2] == c[2])
+        return (a[0] < b[0] && b[0] < c[0]) || (a[0] > b[0] && b[0] > c[0]);
+    return 0;
+}
+
+/*
+ * Joins runs of straight edges. A piece's side along a row of cells is one
+ * edge per cell, and a sight cone crossing it splits into one cone per
+ * edge, even where every edge leads into the same neighbouring piece: in
+ * rooms of one-metre cells that fragmentation made most of a short query's
+ * cones. A vertex goes when the loop runs straight through it, its two
+ * edges have the same neighbouring piece (or are both walls) and it is no
+ * corner node: then the neighbour's loop runs straight through it too,
+ * between two edges leading back (the condition is symmetric), so the
+ * joined edges still pair one to one and the twins are remapped. Pieces
+ * keep their shape and at least three vertices.
+ */
+static nav_status cm_join(nav_cgraph *g) {
+    nav_mesh *w = g->wm;
+    uint32_t slots = w->poly_start[w->npolys];
+    uint32_t *newof = malloc(((size_t)slots + 1) * sizeof *newof);
+    uint32_t *start = malloc(((size_t)w->npolys + 1) * sizeof *start);
+    uint32_t *verts = malloc(((size_t)slots + 1) * sizeof *verts);
+    uint32_t *nei = malloc(((size_t)slots + 1) * sizeof *nei);
+    uint32_t *twin = malloc(((size_t)slots + 1) * sizeof *twin);
+    uint32_t *corner = malloc(((size_t)slots + 1) * sizeof *corner);
+    uint32_t *first = malloc(((size_t)slots + 1) * sizeof *first); /* new slot: its first old one */
+    if (!newof || !start || !verts || !nei || !twin || !corner || !first) {
+        free(newof), free(start), free(verts), free(nei), free(twin), free(corner), free(first);
+        return NAV_E_NOMEM;
+    }
+    uint32_t nv = 0;
+    for (uint32_t wp = 0; wp < w->npolys; wp++) {
+        uint32_t os = w->poly_start[wp], n = w->poly_start[wp + 1] - os, kept = n;
+        start[wp] = nv;
+        /* the first vertex kept: the loop's slots start there */
+        uint32_t k0 = 0;
+        for (uint32_t k = 0; k < n; k++) {
+            uint32_t kp = k == 0 ? n - 1 : k - 1, kn = k + 1 == n ? 0 : k + 1;
+            int drop =
+                w->poly_nei[os + kp] == w->poly_nei[os + k] && g->wcorner_of[os + k] == NAV_NONE &&
+                cm_straight(nav_vert(w, w->poly_verts[os + kp]), nav_vert(w, w->poly_verts[os + k]),
+                            nav_vert(w, w->poly_verts[os + kn]));
+            newof[os + k] = drop ? NAV_NONE : 0; /* mark; numbered below */
+            if (drop)
+                kept--;
+        }
+        if (kept < 3) /* never in practice (a convex piece has 3 turns): keep all */
+            for (uint32_t k = 0; k < n; k++)
+                newof[os + k] = 0;
+        while (k0 < n && newof[os + k0] == NAV_NONE)
+            k0++;
+        uint32_t cur = NAV_NONE;
+        for (uint32_t i = 0; i < n; i++) {
+            uint32_t k = k0 + i < n ? k0 + i : k0 + i - n;
+            if (newof[os + k] != NAV_NONE) {
+                cur = nv++;
+                verts[cur] = w->poly_verts[os + k];
+                nei[cur] = w->poly_nei[os + k];
+                corner[cur] = g->wcorner_of[os + k];
+                first[cur] = os + k;
+            }
+            newof[os + k] = cur;
+        }
+    }
+    start[w->npolys] = nv;
+    for (uint32_t i = 0; i < nv; i++) {
+        uint32_t t = w->poly_twin[first[i]];
+        twin[i] = t == NAV_NONE ? NAV_NONE : newof[t];
+    }
+    free(newof);
+    free(first);
+    free(w->poly_start), free(w->poly_verts), free(w->poly_nei), free(w->poly_twin);
+    free(g->wcorner_of);
+    w->poly_start = start, w->poly_verts = verts, w->poly_nei = nei, w->poly_twin = twin;
+    g->wcorner_of = corner;
+    return NAV_OK;
+}
+
 /* Walk-mesh adjacency, corner slots and link lists from the pieces. */
 static nav_status cm_finish(const nav_mesh *m, nav_cgraph *g, const uint32_t *src) {
     nav_mesh *w = g->wm;
@@ -143,6 +232,8 @@ static nav_status cm_finish(const nav_mesh *m, nav_cgraph *g, const uint32_t *sr
         g->wcorner_of[i] = g->corner_of[src[i]];
     }
     free(ow);
+    if (cm_join(g) != NAV_OK)
+        return NAV_E_NOMEM;
     for (uint32_t u = 0; u < g->nnodes; u++)
         g->wpoly[u] = g->poly[u] == NAV_NONE ? NAV_NONE : g->wof[g->poly[u]];
     for (uint32_t u = g->ncorners; u < g->nnodes; u++)

@@ -12,6 +12,8 @@
  *   - budgets: the graph search stops within max_nodes;
  *   - the walks on threads build the same graph as one thread, byte for
  *     byte (nav_corner_save), on meshes with many chunks of nodes;
+ *   - the walk mesh joins straight runs of edges (a hand-made row of cells
+ *     and random grids: nothing left to join, twins paired, shapes kept);
  *   - the search's bound on the answer (entries above a known path's
  *     length are not queued) keeps the answer: with and without it, the
  *     same status and length, and the brute-force reference's length.
@@ -134,6 +136,100 @@ static nav_mesh *hole_with_area(void) {
  * (4,4) and (6,4): |(1,9)-(4,4)| + 2 + |(6,4)-(9,9)| = 2 sqrt(34) + 2;
  * without the exclusion it is the straight 8.
  */
+/* Signed xz area of walk-mesh piece wp's loop (negative: stored winding). */
+static double piece_area(const nav_mesh *w, uint32_t wp) {
+    uint32_t s = w->poly_start[wp], n = nav_poly_nverts(w, wp);
+    double a2 = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        const float *a = nav_vert(w, w->poly_verts[s + k]);
+        const float *b = nav_vert(w, w->poly_verts[s + (k + 1) % n]);
+        a2 += (double)a[0] * b[2] - (double)b[0] * a[2];
+    }
+    return 0.5 * a2;
+}
+
+/* b strictly inside the axis-parallel segment a -> c. */
+static int straight_through(const float *a, const float *b, const float *c) {
+    if (a[0] == b[0] && b[0] == c[0])
+        return (b[2] - a[2]) * (c[2] - b[2]) > 0;
+    if (a[2] == b[2] && b[2] == c[2])
+        return (b[0] - a[0]) * (c[0] - b[0]) > 0;
+    return 0;
+}
+
+/*
+ * The walk mesh joins runs of straight edges that lead to the same piece
+ * (or are walls), so a sight cone does not split at every cell edge.
+ * Hand-made: a row of three unit cells merges into one piece whose
+ * eight-vertex loop runs straight through four vertices (walls on both
+ * long sides): a rectangle of four remains. Then on random grids (pillars,
+ * rooms, merged runs, triangles), every piece: no vertex left that could
+ * be joined, every portal's twin leads back over the same two vertices
+ * reversed, and the loop's area is its polygons' (the pieces keep their
+ * shape and tile the mesh).
+ */
+START_TEST(test_walk_joins_straight_runs) {
+    fx_builder *b = fx_new();
+    for (int i = 0; i < 3; i++)
+        fx_quad(b, (float)i, 0, (float)i + 1, 1, 0, 0);
+    nav_mesh *m = fx_build(b);
+    ck_assert_ptr_nonnull(m->cgraph);
+    const nav_mesh *w = m->cgraph->wm;
+    ck_assert_uint_eq(w->npolys, 1);
+    ck_assert_uint_eq(nav_poly_nverts(w, 0), 4);
+    for (uint32_t k = 0; k < 4; k++) {
+        const float *v = nav_vert(w, w->poly_verts[k]);
+        ck_assert((v[0] == 0 || v[0] == 3) && (v[2] == 0 || v[2] == 1));
+    }
+    ck_assert_double_eq_tol(fabs(piece_area(w, 0)), 3.0, 1e-12);
+    nav_mesh_free(m);
+
+    uint32_t joinable = 0, slots_seen = 0;
+    for (uint32_t seed = 1; seed <= 16; seed++) {
+        fx_random_opts o = fx_random_defaults();
+        o.width = o.height = 12 + seed % 4 * 6;
+        o.walls = seed % 2 == 0;
+        o.merge_runs = seed % 4 == 1;
+        o.triangulate = seed % 3 == 0;
+        o.hole_ratio = 0.05f + 0.05f * (float)(seed % 3);
+        m = fx_random(seed, &o);
+        ck_assert_ptr_nonnull(m->cgraph);
+        const nav_cgraph *g = m->cgraph;
+        w = g->wm;
+        double *area = calloc(w->npolys, sizeof *area);
+        for (uint32_t p = 0; p < m->npolys; p++)
+            area[g->wof[p]] += m->poly_area[p];
+        for (uint32_t wp = 0; wp < w->npolys; wp++) {
+            uint32_t s = w->poly_start[wp], n = nav_poly_nverts(w, wp);
+            ck_assert_uint_ge(n, 3);
+            ck_assert_double_eq_tol(fabs(piece_area(w, wp)), area[wp], 1e-9 * (1 + area[wp]));
+            for (uint32_t k = 0; k < n; k++, slots_seen++) {
+                uint32_t kp = (k + n - 1) % n, kn = (k + 1) % n;
+                const float *a = nav_vert(w, w->poly_verts[s + kp]);
+                const float *v = nav_vert(w, w->poly_verts[s + k]);
+                const float *c = nav_vert(w, w->poly_verts[s + kn]);
+                joinable += w->poly_nei[s + kp] == w->poly_nei[s + k] &&
+                            g->wcorner_of[s + k] == NAV_NONE && straight_through(a, v, c);
+                uint32_t nb = w->poly_nei[s + k];
+                if (nb == NAV_NONE)
+                    continue;
+                uint32_t t = w->poly_twin[s + k], ts = w->poly_start[nb];
+                uint32_t tn = nav_poly_nverts(w, nb);
+                ck_assert(t >= ts && t < ts + tn);
+                ck_assert_uint_eq(w->poly_nei[t], wp);
+                ck_assert_uint_eq(w->poly_twin[t], s + k);
+                ck_assert_uint_eq(w->poly_verts[t], w->poly_verts[s + kn]);
+                ck_assert_uint_eq(w->poly_verts[ts + (t - ts + 1) % tn], w->poly_verts[s + k]);
+            }
+        }
+        free(area);
+        nav_mesh_free(m);
+    }
+    ck_assert_uint_eq(joinable, 0);
+    ck_assert_uint_gt(slots_seen, 1000);
+}
+END_TEST
+
 START_TEST(test_dispatch) {
     nav_mesh *m = hole_with_area();
     nav_optimal *o = nav_optimal_new(4096);
@@ -490,6 +586,7 @@ Suite *nav_corner_suite(void) {
     Suite *s = suite_create("nav_corner");
     TCase *tc = tcase_create("graph");
     tcase_add_test(tc, test_square_hole_graph);
+    tcase_add_test(tc, test_walk_joins_straight_runs);
     tcase_add_test(tc, test_dispatch);
     tcase_add_test(tc, test_scratch_across_meshes);
     tcase_add_test(tc, test_budget);
