@@ -30,8 +30,9 @@
  *     reached from p it only follows edges that turn around the obstacle
  *     (taut paths), which halves the relaxations and loses no optimum.
  * The cones walk a coarser walk mesh (nav_corner_merge.c: polygons merged
- * while convex, at most 8 vertices), so a room of small cells costs fewer
- * cones. The corridor of the answer is rebuilt by walking each segment
+ * while convex, at most 32 vertices, then straight runs of edges into the
+ * same piece joined into one edge), so a room of small cells costs a few
+ * cones, not one per cell edge. The corridor of the answer is rebuilt by walking each segment
  * through the original polygons it crosses.
  * Alternatives weighed: landmark (differential) bounds would shrink the
  * interval search's ellipse but not its per-node cost; End Point Search /

@@ -7,14 +7,18 @@
  * region: adjacent polygons merged greedily while the union stays convex
  * in xz, each merge across exactly one shared edge (so no vertex is ever
  * dropped: corners, and every vertex a portal ends at, stay vertices, and
- * consecutive collinear vertices keep the adjacency T-free), at most 8
- * vertices a piece: a cone costs in proportion to its piece's vertices and
- * edges, and larger caps were slower (instructions per query on random320
- * short / walls320 medium: 64 vertices 118k / 7.1M, 16: 101k / 3.9M,
- * 8: 93k / 3.3M, 6: 93k / 3.3M, unmerged 113k / 4.3M; measured before the
- * join below). Then straight runs of edges leading to the same piece, or
- * walls, are joined into one edge (cm_join): a cone through a side of
- * cells then stays one cone. Floors stay apart: merging
+ * consecutive collinear vertices keep the adjacency T-free), at most
+ * CM_MAX_VERTS vertices a piece. Then straight runs of edges leading to the
+ * same piece, or walls, are joined into one edge (cm_join): a cone through
+ * a side of cells stays one cone. Without the join a cone split at every
+ * cell edge of a side, so a cone cost grew with its piece's vertices and
+ * larger caps were slower (instructions per query on random320 short /
+ * walls320 medium: 64 vertices 118k / 7.1M, 16: 101k / 3.9M, 8: 93k /
+ * 3.3M, unmerged 113k / 4.3M). With it, time ratios to Detour (best of 11
+ * pairs, random320 / walls320, short / medium / long): cap 8 0.93 / 0.45 /
+ * 0.24 and 0.93 / 0.40 / 0.09; 16: 0.80 / 0.36 / 0.26 and 0.56 / 0.25 /
+ * 0.07; 32: 0.73 / 0.30 / 0.24 and 0.35 / 0.16 / 0.06; 64 no better than 32;
+ * town unchanged (its baked polygons have few straight runs). Floors stay apart: merging
  * follows adjacency, and a union that winds more than once around (a
  * spiral ramp over itself) is refused by its turning number. Exact answers
  * do not depend on the tiling: visibility is a property of the region.
@@ -24,7 +28,7 @@
 
 #include "nav/nav_corner_internal.h"
 
-#define CM_MAX_VERTS 8
+#define CM_MAX_VERTS 32 /* <= 64: a walk sees a piece's vertices as bits */
 
 typedef struct cm_loop {
     uint32_t v[CM_MAX_VERTS];
@@ -358,7 +362,7 @@ void nav_corner_merge_save(const nav_cgraph *g, uint8_t *out, size_t *at) {
  * gives the merge's v and src exactly. Refused (0): a vertex leaving twice
  * or never, a trace that closes before using every boundary edge (a piece
  * in two parts, or with a hole), or a piece of several polygons that has
- * more than 8 vertices or fails the merge's own convexity test. A piece of
+ * more than CM_MAX_VERTS vertices or fails the merge's own convexity test. A piece of
  * one polygon is that polygon, as the merge keeps it.
  */
 static int cm_trace(const nav_mesh *m, nav_cgraph *g, const uint32_t *first, const uint32_t *order,

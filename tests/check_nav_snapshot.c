@@ -481,8 +481,8 @@ START_TEST(test_walk_stored_equals_merge) {
     }
     /* the meshes exercise merging (fewer pieces than polygons) */
     ck_assert_int_ge(pieces_merged, 20);
-    printf("nav_snapshot walk mesh: 24 meshes read back equal to the merge, %d polygons of more "
-           "than 8 vertices kept whole\n",
+    printf("nav_snapshot walk mesh: 24 meshes read back equal to the merge, %d pieces of more "
+           "than 8 vertices\n",
            long_kept);
 }
 END_TEST
