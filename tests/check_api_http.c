@@ -939,8 +939,8 @@ START_TEST(health_and_metrics) {
         "navd_requests_total{route=\"/health\",method=\"GET\",status=\"200\"} ",
         "navd_requests_total{route=\"none\",method=\"other\",status=\"404\"} ",
         "# TYPE navd_request_duration_seconds histogram",
-        "navd_request_duration_seconds_bucket{route=\"/health\",method=\"GET\",status=\"200\","
-        "le=\"+Inf\"} ",
+        ("navd_request_duration_seconds_bucket{route=\"/health\",method=\"GET\",status=\"200\","
+         "le=\"+Inf\"} "), /* one line of the exposition, split for width */
         "navd_request_duration_seconds_count{route=\"/health\",method=\"GET\",status=\"200\"} ",
         "navd_navmeshes_loaded ",
         "navd_path_cache_hits ",

@@ -133,8 +133,8 @@ START_TEST(t_dot_names_and_host) {
     static const char *const dots[] = {
         "GET /v1/navmeshes/. HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
         "GET /v1/navmeshes/.. HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
-        "PUT /v1/navmeshes/.. HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-        "Content-Length: 2\r\nConnection: close\r\n\r\n{}",
+        ("PUT /v1/navmeshes/.. HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+         "Content-Length: 2\r\nConnection: close\r\n\r\n{}"), /* one request, split for width */
     };
     for (size_t i = 0; i < sizeof dots / sizeof dots[0]; i++) {
         ck_assert_int_eq(raw_status(s.port, dots[i], strlen(dots[i]), body, sizeof body), 400);

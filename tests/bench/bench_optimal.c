@@ -272,17 +272,21 @@ static inline __attribute__((always_inline)) void ob_cg_loop(nav_query *q, const
     }
 }
 
-static __attribute__((noinline, noipa)) void ob_cg_warm(nav_query *q, const nav_mesh *m,
-                                                        detour_ref *d, const ob_req *rs, int n,
-                                                        nav_algo algo, const float ext[3],
-                                                        ob_buf *b) {
+/* Kept out of line and out of interprocedural analysis, so callgrind's
+   --toggle-collect sees these passes whole (clang has no noipa). */
+#ifdef __clang__
+#define OB_NOINLINE __attribute__((noinline))
+#else
+#define OB_NOINLINE __attribute__((noinline, noipa))
+#endif
+
+static OB_NOINLINE void ob_cg_warm(nav_query *q, const nav_mesh *m, detour_ref *d, const ob_req *rs,
+                                   int n, nav_algo algo, const float ext[3], ob_buf *b) {
     ob_cg_loop(q, m, d, rs, n, algo, ext, b);
 }
 
-static __attribute__((noinline, noipa)) void ob_cg_pass(nav_query *q, const nav_mesh *m,
-                                                        detour_ref *d, const ob_req *rs, int n,
-                                                        nav_algo algo, const float ext[3],
-                                                        ob_buf *b) {
+static OB_NOINLINE void ob_cg_pass(nav_query *q, const nav_mesh *m, detour_ref *d, const ob_req *rs,
+                                   int n, nav_algo algo, const float ext[3], ob_buf *b) {
     ob_cg_loop(q, m, d, rs, n, algo, ext, b);
 }
 
