@@ -170,6 +170,8 @@ static int cs_prepare(nav_corner_query *cq, const nav_mesh *m, const nav_cgraph 
    entries for every one it pops (most discovered corners are never
    taken), so pops, not pushes, are what the levels cost. */
 #define CS_ARITY 4
+/* cs_heap_pop picks the least of four children without branches */
+_Static_assert(CS_ARITY == 4, "cs_heap_pop assumes four children");
 
 static inline uint64_t cs_bits(double x) {
     uint64_t u;
