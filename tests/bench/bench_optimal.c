@@ -259,16 +259,7 @@ static inline __attribute__((always_inline)) void ob_cg_loop(nav_query *q, const
             detour_ref_path(d, rs[i].start, rs[i].end, ext, NULL, NULL);
             continue;
         }
-        nav_path_request req = {.algorithm = algo};
-        memcpy(req.start, rs[i].start, sizeof req.start);
-        memcpy(req.end, rs[i].end, sizeof req.end);
-        memcpy(req.extents, ext, sizeof req.extents);
-        memset(&b->res, 0, sizeof b->res);
-        b->res.corners = b->corners;
-        b->res.max_corners = 2048;
-        b->res.polys = b->polys;
-        b->res.max_polys = 1 << 14;
-        nav_find_path(q, m, &req, &b->res);
+        ob_find(q, m, &rs[i], algo, ext, b);
     }
 }
 
