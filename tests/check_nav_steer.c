@@ -362,6 +362,31 @@ START_TEST(crowd_crossing_corridor) {
 }
 END_TEST
 
+/* Ticks w (n agents, every status NAV_OK) until agents first .. n - 1
+   all stand within 1 m of their targets, at most max_ticks ticks: the
+   tick they did, or -1. *min_gap: the least gap between two bodies over
+   the run (negative: an overlap). */
+static int run_to_spots(sim *w, uint32_t n, uint32_t first, int max_ticks, float *min_gap) {
+    *min_gap = INFINITY;
+    for (int tick = 0; tick < max_ticks; tick++) {
+        sim_tick(w);
+        bool all = true;
+        for (uint32_t i = 0; i < n; i++) {
+            ck_assert_int_eq(w->out[i].status, NAV_OK);
+            for (uint32_t j = i + 1; j < n; j++) {
+                float gap = dxz(w->out[i].pos, w->out[j].pos) - w->in[i].radius - w->in[j].radius;
+                if (gap < *min_gap)
+                    *min_gap = gap;
+            }
+            if (i >= first)
+                all = all && dxz(w->out[i].pos, w->in[i].target) <= 1.0f;
+        }
+        if (all)
+            return tick;
+    }
+    return -1;
+}
+
 /* Two groups of 6 (3 columns x 2 rows, 1.1 m apart, radius 0.5, 3.5 m/s)
    fill the two ends of a 4 m wide corridor and swap ends, each agent to
    its mirror image (x -> 24 - x): the longest trip is 22 m, 6.3 s at full
@@ -384,23 +409,8 @@ START_TEST(opposing_groups_swap_corridor) {
         w.in[i].max_speed = 3.5f;
         set_target(&w.in[i], g == 0 ? 24.0f - x : x, z);
     }
-    float min_gap = INFINITY;
-    int done_tick = -1;
-    for (int tick = 0; tick < 400 && done_tick < 0; tick++) {
-        sim_tick(&w);
-        bool all = true;
-        for (uint32_t i = 0; i < 12; i++) {
-            ck_assert_int_eq(w.out[i].status, NAV_OK);
-            for (uint32_t j = i + 1; j < 12; j++) {
-                float gap = dxz(w.out[i].pos, w.out[j].pos) - 1.0f;
-                if (gap < min_gap)
-                    min_gap = gap;
-            }
-            all = all && dxz(w.out[i].pos, w.in[i].target) <= 1.0f;
-        }
-        if (all)
-            done_tick = tick;
-    }
+    float min_gap;
+    int done_tick = run_to_spots(&w, 12, 0, 400, &min_gap);
     ck_assert_msg(done_tick >= 0, "not all agents within 1 m of their spots after 20 s");
     ck_assert_msg(min_gap > -0.05f, "agents overlapped by %g", (double)-min_gap);
     sim_free(&w);
@@ -477,24 +487,8 @@ START_TEST(walkers_push_through_standing_block) {
         w.in[i].radius = 0.5f;
         w.in[i].max_speed = 3.5f;
     }
-    float min_gap = INFINITY;
-    int done_tick = -1;
-    for (int tick = 0; tick < 900 && done_tick < 0; tick++) {
-        sim_tick(&w);
-        bool all = true;
-        for (uint32_t i = 0; i < 21; i++) {
-            ck_assert_int_eq(w.out[i].status, NAV_OK);
-            for (uint32_t j = i + 1; j < 21; j++) {
-                float gap = dxz(w.out[i].pos, w.out[j].pos) - 1.0f;
-                if (gap < min_gap)
-                    min_gap = gap;
-            }
-            if (i >= 18)
-                all = all && dxz(w.out[i].pos, w.in[i].target) <= 1.0f;
-        }
-        if (all)
-            done_tick = tick;
-    }
+    float min_gap;
+    int done_tick = run_to_spots(&w, 21, 18, 900, &min_gap);
     ck_assert_msg(done_tick >= 0, "walkers not through the block after 45 s");
     ck_assert_msg(min_gap > -0.05f, "agents overlapped by %g", (double)-min_gap);
     sim_free(&w);
