@@ -25,8 +25,9 @@
  * on the mesh: start_on, end_on). A link whose start or end is off the
  * mesh has both nodes, but they are in no polygon's list and have no edges.
  */
-/* A graph edge with its target's position inline (the search reads it for
-   every edge it scans; the node arrays would be a cache miss each). */
+/* A graph edge: its target alone. The search reads the target's position
+   from gr->fxz, 8 bytes a node; with the position inline an edge was 12
+   bytes and town's adjacency alone outgrew a core's L2 cache. */
 typedef struct nav_cedge {
     uint32_t to;
 } nav_cedge;
@@ -37,9 +38,9 @@ typedef struct nav_cedge {
    adj_start[u] .. node[u + 1].adj_start, split at adj_mid[u] (node has a
    sentinel record past the last node). From the separate arrays an
    expansion took four or five cache misses; from this, one. Half the
-   size of the record of doubles it replaced: on a town the graph is
-   larger than a core's L2 cache, and the same queries ran 5 % faster
-   with the records and edges shrunk. Filled by nav_corner_build.c. */
+   size of the record of doubles it replaced (a pass over town short ran
+   6 % faster with the edges shrunk; the records' own share was too small
+   to measure). Filled by nav_corner_build.c. */
 typedef struct nav_cnode {
     float x, z;
     float wall[4];

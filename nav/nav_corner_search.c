@@ -356,9 +356,9 @@ static inline void cs_bound_by(nav_corner_query *cq, double g, double gd) {
 }
 
 /* Offers node v, at (vx, vz), the cost g through parent u (NAV_NONE: the
-   start). The caller passes v's position: the edge scan has it inline (the
-   floats gr->xz was made from, so the same values), and reading gr->xz
-   here would touch one more cache line per relaxation. */
+   start). The caller passes v's position: the edge scan has read it from
+   gr->fxz (the floats gr->xz was made from, so the same values), and
+   reading gr->xz here would touch one more cache line per relaxation. */
 static inline void cs_relax(nav_corner_query *cq, uint32_t v, double vx, double vz, double g,
                             uint32_t u, uint8_t hop) {
     cs_node *n = &cq->ns[v];
