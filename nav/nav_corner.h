@@ -47,9 +47,9 @@
  * the search's 32-byte records), 4 per directed edge and the walk mesh
  * (about 16 bytes per polygon corner); building stops and leaves no graph
  * (the interval search then answers) past NAV_CORNER_MAX_BYTES. Measured
- * (`NAVD_BENCH=optimal`, quiet machine): town (4,547 polygons) 1.39 MB,
- * 0.04 s; random320 (106,076 polygons) 13.7 MB, 0.65-0.69 s; walls320
- * (112,309) 6.5 MB, 0.48-0.55 s.
+ * (`NAVD_BENCH=optimal`, quiet machine, after the walk mesh's joined runs):
+ * town (4,547 polygons) 1.38 MB, 0.04 s; random320 (106,076 polygons)
+ * 11.7 MB, 0.23 s; walls320 (112,309) 3.4 MB, 0.08 s (README).
  */
 #ifndef NAV_CORNER_H
 #define NAV_CORNER_H
