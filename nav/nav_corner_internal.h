@@ -233,8 +233,10 @@ int nav_cwalk_expand(nav_cwalk *w, const nav_mesh *m, const nav_cw_item *it, dou
 
 /*
  * The polygons along the xz segment a -> b, from polygon `from` (which holds
- * a) to the first polygon for which is_target says yes, by a breadth-first
- * walk over polygons the segment touches. Writes the chain from `from` to
+ * a) to the first polygon for which is_target says yes: one exit edge at a
+ * time (after turning round a's fan when a is a vertex of `from`), or, when
+ * the segment touches a vertex or runs along an edge, by a breadth-first
+ * walk over the polygons the segment touches. Writes the chain from `from` to
  * the target (both included) into out[0..*n) and returns 1; 0 when no chain
  * was found within max polygons or the scratch could not grow.
  */

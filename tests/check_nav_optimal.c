@@ -102,9 +102,56 @@ static int has_corner(const nav_path_result *res, float x, float z) {
     return 0;
 }
 
-/* Consecutive corridor polygons share an edge (or are joined by a link). */
+/* Is (x, z) in convex polygon p, or within eps of it? (interior where
+   nav_cross2 < 0; a point outside is beyond some edge's line by more). */
+static int in_poly(const nav_mesh *m, uint32_t p, double x, double z, double eps) {
+    uint32_t s = m->poly_start[p], n = m->poly_start[p + 1] - s;
+    for (uint32_t k = 0; k < n; k++) {
+        const float *a = &m->verts[3 * (size_t)m->poly_verts[s + k]];
+        const float *b = &m->verts[3 * (size_t)m->poly_verts[s + (k + 1) % n]];
+        double ex = (double)b[0] - a[0], ez = (double)b[2] - a[2];
+        double c = ex * (z - a[2]) - ez * (x - a[0]);
+        if (c > eps * sqrt(ex * ex + ez * ez))
+            return 0;
+    }
+    return 1;
+}
+
+/* Is corner i -> i + 1 of res a link (both ends a link's ends)? */
+static int link_segment(const nav_mesh *m, const nav_path_result *res, uint32_t i) {
+    const float *a = &res->corners[3 * i], *b = &res->corners[3 * i + 3];
+    for (uint32_t l = 0; l < m->nlinks; l++) {
+        const float *ls = m->links[l].start_on, *le = m->links[l].end_on;
+        int fwd = a[0] == ls[0] && a[2] == ls[2] && b[0] == le[0] && b[2] == le[2];
+        int rev = a[0] == le[0] && a[2] == le[2] && b[0] == ls[0] && b[2] == ls[2];
+        if (fwd || rev)
+            return 1;
+    }
+    return 0;
+}
+
+/* Consecutive corridor polygons share an edge (or are joined by a link),
+   and the corridor covers the path: 33 points along every segment but a
+   link's lie in (within 1e-4 of) some polygon of it. The corner graph
+   rebuilds its corridor by walking each segment over exit edges; a walk
+   that left through the wrong edge, turned the wrong way round a corner or
+   stopped short would leave points of the path outside. */
 static void check_corridor(const nav_mesh *m, const nav_path_result *res, uint32_t sp,
                            uint32_t ep) {
+    for (uint32_t i = 0; i + 1 < res->ncorners; i++) {
+        if (link_segment(m, res, i))
+            continue;
+        const float *a = &res->corners[3 * i], *b = &res->corners[3 * i + 3];
+        for (int k = 0; k <= 32; k++) {
+            double u = k / 32.0, x = a[0] + u * (b[0] - a[0]), z = a[2] + u * (b[2] - a[2]);
+            int in = 0;
+            for (uint32_t j = 0; j < res->npolys && !in; j++)
+                in = in_poly(m, res->polys[j], x, z, 1e-4);
+            ck_assert_msg(in,
+                          "segment %u (%.4f %.4f) -> (%.4f %.4f) leaves the corridor at %.4f %.4f",
+                          i, a[0], a[2], b[0], b[2], x, z);
+        }
+    }
     ck_assert_uint_ge(res->npolys, 1);
     ck_assert_uint_eq(res->polys[0], sp);
     ck_assert_uint_eq(res->polys[res->npolys - 1], ep);
