@@ -287,73 +287,75 @@ static int cw_ray(const nav_mesh *m, uint32_t from, double ax, double az, double
     uint32_t len = 0, p = from;
     if (!ray_put(out, max, &len, p))
         return RAY_AMBIGUOUS;
+    if (is_target(ctx, p)) {
+        *n = len;
+        return 1;
+    }
     /* skip: the local edges not to leave through (the entry edge, or the
        two edges at the start vertex); at: the start vertex's local index */
     uint32_t skip0 = NAV_NONE, skip1 = NAV_NONE, at = NAV_NONE;
-    if (!is_target(ctx, p)) {
-        uint32_t s = m->poly_start[p], nv = nav_poly_nverts(m, p);
-        for (uint32_t k = 0; k < nv; k++) {
-            const float *v = nav_vert(m, m->poly_verts[s + k]);
-            if (v[0] == ax && v[2] == az) {
-                at = k;
-                break;
-            }
+    uint32_t s = m->poly_start[p], nv = nav_poly_nverts(m, p);
+    for (uint32_t k = 0; k < nv; k++) {
+        const float *v = nav_vert(m, m->poly_verts[s + k]);
+        if (v[0] == ax && v[2] == az) {
+            at = k;
+            break;
         }
-        /* From a vertex: turn to the polygon of its fan whose angle there
-           holds b (both edges at the vertex keep b on their inner side),
-           one way round: first towards b's side, and from the start the
-           other way when that meets a wall (a corner's fan is open between
-           two walls, and b may lie more than half a turn away). dir: 0 not
-           chosen; odd: over the edge leaving a (local `at`), even: over
-           the one entering it; 3 and 4 after a wall sent the walk back. */
-        int dir = 0;
-        uint32_t at0 = at;
-        for (uint32_t turns = 0; at != NAV_NONE; turns++) {
-            if (turns == RAY_FAN_MAX)
-                return RAY_AMBIGUOUS;
-            s = m->poly_start[p], nv = nav_poly_nverts(m, p);
-            uint32_t kp = at == 0 ? nv - 1 : at - 1, kn = at + 1 == nv ? 0 : at + 1;
-            const float *u = nav_vert(m, m->poly_verts[s + kp]);
-            const float *w = nav_vert(m, m->poly_verts[s + kn]);
-            double o1 = nav_corner_orient(u[0], u[2], ax, az, bx, bz);
-            double o2 = nav_corner_orient(ax, az, w[0], w[2], bx, bz);
-            if (o1 == 0 || o2 == 0)
-                return RAY_AMBIGUOUS; /* along an edge at the vertex */
-            if (o1 < 0 && o2 < 0) {
-                skip0 = kp, skip1 = at;
-                break;
-            }
-            /* b beyond the edge a -> w (local edge at) or u -> a (kp) */
-            if (dir == 0)
-                dir = o2 > 0 ? 1 : 2;
-            uint32_t e = (dir & 1) ? at : kp;
-            uint32_t nb = m->poly_nei[s + e];
-            if (nb == NAV_NONE) {
-                if (dir > 2)
-                    return RAY_AMBIGUOUS; /* walls both ways round */
-                /* the other way round, from the start */
-                dir = 5 - dir; /* 1 -> 4, 2 -> 3: tried once each */
-                p = from, at = at0, len = 1, turns = 0;
-                continue;
-            }
-            /* the shared edge runs the other way in nb: a is its end when
-               leaving over `at`, its start when leaving over kp */
-            uint32_t el = m->poly_twin[s + e] - m->poly_start[nb];
-            uint32_t nnv = nav_poly_nverts(m, nb);
-            at = e == at ? (el + 1 == nnv ? 0 : el + 1) : el;
-            p = nb;
-            if (!ray_put(out, max, &len, p))
-                return RAY_AMBIGUOUS;
-            if (is_target(ctx, p)) {
-                *n = len;
-                return 1;
-            }
+    }
+    /* From a vertex: turn to the polygon of its fan whose angle there
+       holds b (both edges at the vertex keep b on their inner side),
+       one way round: first towards b's side, and from the start the
+       other way when that meets a wall (a corner's fan is open between
+       two walls, and b may lie more than half a turn away). dir: 0 not
+       chosen; odd: over the edge leaving a (local `at`), even: over
+       the one entering it; 3 and 4 after a wall sent the walk back. */
+    int dir = 0;
+    uint32_t at0 = at;
+    for (uint32_t turns = 0; at != NAV_NONE; turns++) {
+        if (turns == RAY_FAN_MAX)
+            return RAY_AMBIGUOUS;
+        s = m->poly_start[p], nv = nav_poly_nverts(m, p);
+        uint32_t kp = at == 0 ? nv - 1 : at - 1, kn = at + 1 == nv ? 0 : at + 1;
+        const float *u = nav_vert(m, m->poly_verts[s + kp]);
+        const float *w = nav_vert(m, m->poly_verts[s + kn]);
+        double o1 = nav_corner_orient(u[0], u[2], ax, az, bx, bz);
+        double o2 = nav_corner_orient(ax, az, w[0], w[2], bx, bz);
+        if (o1 == 0 || o2 == 0)
+            return RAY_AMBIGUOUS; /* along an edge at the vertex */
+        if (o1 < 0 && o2 < 0) {
+            skip0 = kp, skip1 = at;
+            break;
+        }
+        /* b beyond the edge a -> w (local edge at) or u -> a (kp) */
+        if (dir == 0)
+            dir = o2 > 0 ? 1 : 2;
+        uint32_t e = (dir & 1) ? at : kp;
+        uint32_t nb = m->poly_nei[s + e];
+        if (nb == NAV_NONE) {
+            if (dir > 2)
+                return RAY_AMBIGUOUS; /* walls both ways round */
+            /* the other way round, from the start */
+            dir = 5 - dir; /* 1 -> 4, 2 -> 3: tried once each */
+            p = from, at = at0, len = 1, turns = 0;
+            continue;
+        }
+        /* the shared edge runs the other way in nb: a is its end when
+           leaving over `at`, its start when leaving over kp */
+        uint32_t el = m->poly_twin[s + e] - m->poly_start[nb];
+        uint32_t nnv = nav_poly_nverts(m, nb);
+        at = e == at ? (el + 1 == nnv ? 0 : el + 1) : el;
+        p = nb;
+        if (!ray_put(out, max, &len, p))
+            return RAY_AMBIGUOUS;
+        if (is_target(ctx, p)) {
+            *n = len;
+            return 1;
         }
     }
     for (uint32_t steps = 0; !is_target(ctx, p); steps++) {
         if (steps > m->npolys)
             return RAY_AMBIGUOUS;
-        uint32_t s = m->poly_start[p], nv = nav_poly_nverts(m, p);
+        s = m->poly_start[p], nv = nav_poly_nverts(m, p);
         /* the exit edge va -> vb: va left of a -> b, vb right of it
            (orient > 0, < 0); a vertex on the line is ambiguous */
         const float *v0 = nav_vert(m, m->poly_verts[s]);
@@ -398,7 +400,6 @@ int nav_cwalk_segment(nav_cwalk *w, const nav_mesh *m, uint32_t from, double ax,
     int r = cw_ray(m, from, ax, az, bx, bz, is_target, ctx, out, max, n);
     if (r != RAY_AMBIGUOUS)
         return r;
-    *n = 0;
     if (!cw_prepare(w, m))
         return 0;
     if (w->scap < m->npolys) {

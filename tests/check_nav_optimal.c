@@ -134,8 +134,9 @@ static int link_segment(const nav_mesh *m, const nav_path_result *res, uint32_t 
    and the corridor covers the path: 33 points along every segment but a
    link's lie in (within 1e-4 of) some polygon of it. The corner graph
    rebuilds its corridor by walking each segment over exit edges; a walk
-   that left through the wrong edge, turned the wrong way round a corner or
-   stopped short would leave points of the path outside. */
+   that left through the wrong edge, dropped a polygon or stopped short
+   would leave points of the path outside (turning the long way round a
+   corner would not: every polygon of the fan holds the corner). */
 static void check_corridor(const nav_mesh *m, const nav_path_result *res, uint32_t sp,
                            uint32_t ep) {
     for (uint32_t i = 0; i + 1 < res->ncorners; i++) {
