@@ -96,6 +96,8 @@ nav_status nav_corner_load(nav_mesh *m, const uint8_t *p, size_t len, uint32_t f
 
 /* Bytes the graph owns; its node and directed edge counts. */
 size_t nav_corner_memory(const nav_cgraph *g);
+int nav_corner_has_table(const nav_cgraph *g);
+double nav_corner_cell(const nav_cgraph *g);
 uint32_t nav_corner_node_count(const nav_cgraph *g);
 uint64_t nav_corner_edge_count(const nav_cgraph *g);
 
@@ -108,6 +110,11 @@ void nav_corner_query_free(nav_corner_query *cq);
    the bound); the number of entries the bound kept out of the queue over
    this scratch's searches. */
 void nav_corner_query_set_bound(nav_corner_query *cq, int on);
+/* For tests: on = 0 makes the search run A* over the graph even where the
+   graph has its all-pairs table (nav_corner_table.c). */
+void nav_corner_query_set_table(nav_corner_query *cq, int on);
+/* Searches this scratch ran in table mode (0 for NULL). */
+uint64_t nav_corner_query_tabled(const nav_corner_query *cq);
 uint64_t nav_corner_query_pruned(const nav_corner_query *cq);
 
 /*

@@ -262,7 +262,8 @@ static size_t cb_memory(const nav_mesh *m, const nav_cgraph *g, uint64_t nedges)
            nn * (sizeof(nav_cnode) + 2 * sizeof(float)) + (size_t)g->ncorners * 4 * sizeof(double) +
            ((size_t)m->poly_start[m->npolys] + m->npolys + 1 + 2 * (size_t)m->nlinks + 1) *
                sizeof(uint32_t) +
-           (size_t)nedges * sizeof(nav_cedge) + nav_corner_merge_memory(g);
+           (size_t)nedges * sizeof(nav_cedge) + nav_corner_merge_memory(g) +
+           nav_corner_table_memory(g);
 }
 
 /* Whether a graph of `nedges` edges is within the limits: the edge array
@@ -449,6 +450,8 @@ nav_status nav_corner_build_mt(nav_mesh *m, uint32_t threads) {
         st = cb_all_edges(m, g, threads, &too_big);
     if (st == NAV_OK && !too_big)
         st = cb_pack(g);
+    if (st == NAV_OK && !too_big)
+        st = nav_corner_table_build(m, g);
     if (st != NAV_OK || too_big) {
         nav_corner_free(g);
         return st;
@@ -473,6 +476,7 @@ void nav_corner_free(nav_cgraph *g) {
     free(g->adj);
     free(g->node);
     free(g->fxz);
+    nav_corner_table_free(g);
     nav_corner_merge_free(g);
     free(g);
 }
@@ -576,13 +580,15 @@ nav_status nav_corner_load(nav_mesh *m, const uint8_t *p, size_t len, uint32_t f
         }
         g->adj[i].to = d;
     }
+    g->nedges = ne;
     if (st == NAV_OK)
         st = cb_pack(g);
+    if (st == NAV_OK)
+        st = nav_corner_table_build(m, g);
     if (st != NAV_OK) {
         nav_corner_free(g);
         return st;
     }
-    g->nedges = ne;
     g->memory = cb_memory(m, g, g->nedges);
     m->cgraph = g;
     return NAV_OK;

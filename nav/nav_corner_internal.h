@@ -80,7 +80,30 @@ struct nav_cgraph {
     uint32_t *wof, *wrep, *wcorner_of, *wpoly;
     uint32_t *wpts_start, *wpts;
     uint32_t mpolys;
+    /* The all-pairs table (nav_corner_table.c), graphs of at most
+       NAV_CORNER_TABLE_MAX_NODES nodes, else NULL: td[s * nnodes + g] the
+       shortest length from node s to node g over edges and link hops
+       (INFINITY: none), tnext the node after s toward g, with
+       NAV_CORNER_TABLE_HOP set when that step is the link's hop
+       (NAV_CORNER_TABLE_NONE: no path). link_areas: the areas of the
+       mesh's links (a query excluding one cannot use the table). */
+    double *td;
+    uint16_t *tnext;
+    uint64_t link_areas;
+    double cell; /* sqrt(the mesh's xz area / its polygons): a polygon's typical size */
 };
+
+#define NAV_CORNER_TABLE_MAX_NODES 1024
+#define NAV_CORNER_TABLE_HOP 0x8000u
+#define NAV_CORNER_TABLE_NONE 0xffffu
+
+/* Builds g's table when g is small enough (else leaves it NULL) and sets
+   link_areas; needs the nodes, the edges and m's links. NAV_E_NOMEM on
+   allocation failure (no table then). Free: nav_corner_table_free; bytes:
+   nav_corner_table_memory. */
+nav_status nav_corner_table_build(const nav_mesh *m, nav_cgraph *g);
+void nav_corner_table_free(nav_cgraph *g);
+size_t nav_corner_table_memory(const nav_cgraph *g);
 
 /* The stored form's words, little-endian: put writes v at out + *at (out
    NULL: only counts) and advances *at. */

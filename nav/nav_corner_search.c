@@ -79,8 +79,10 @@ struct nav_corner_query {
     uint64_t tk; /* its bits */
     nav_cw_item *cones;
     uint32_t ncones, cones_cap;
-    uint32_t *chain; /* the path's nodes, start side first */
-    uint32_t *seg;   /* one segment's polygons (npolys entries) */
+    uint32_t *chain;   /* the path's nodes, start side first */
+    uint32_t *sl, *gl; /* table mode: nodes the start's / the goal's walk showed */
+    uint32_t nsl, ngl;
+    uint32_t *seg; /* one segment's polygons (npolys entries) */
     uint32_t seg_cap;
 
     /* per search */
@@ -97,8 +99,12 @@ struct nav_corner_query {
        An entry whose key is above it would leave the queue after the goal,
        i.e. never: it is not pushed (see cs_relax). */
     double ub;
-    int no_bound;    /* tests: the bound off (nav_corner_query_set_bound) */
-    uint64_t pruned; /* entries the bound kept out, over all searches */
+    int no_bound;            /* tests: the bound off (nav_corner_query_set_bound) */
+    int no_table;            /* tests: A* even where the graph has a table */
+    uint32_t best_s, best_g; /* table mode: the best pair so far */
+    double best;             /* and its length */
+    uint64_t pruned;         /* entries the bound kept out, over all searches */
+    uint64_t tabled;         /* searches answered in table mode, over all searches */
     nav_path_result *res;
 };
 
@@ -110,8 +116,16 @@ void nav_corner_query_set_bound(nav_corner_query *cq, int on) {
     cq->no_bound = !on;
 }
 
+void nav_corner_query_set_table(nav_corner_query *cq, int on) {
+    cq->no_table = !on;
+}
+
 uint64_t nav_corner_query_pruned(const nav_corner_query *cq) {
     return cq->pruned;
+}
+
+uint64_t nav_corner_query_tabled(const nav_corner_query *cq) {
+    return cq ? cq->tabled : 0;
 }
 
 void nav_corner_query_free(nav_corner_query *cq) {
@@ -125,6 +139,8 @@ void nav_corner_query_free(nav_corner_query *cq) {
     free(cq->far);
     free(cq->cones);
     free(cq->chain);
+    free(cq->sl);
+    free(cq->gl);
     free(cq->seg);
     free(cq);
 }
@@ -144,6 +160,8 @@ static int cs_prepare(nav_corner_query *cq, const nav_mesh *m, const nav_cgraph 
         CS_GROW(cq->ns, need);
         CS_GROW(cq->gd, need);
         CS_GROW(cq->chain, need + 1);
+        CS_GROW(cq->sl, need);
+        CS_GROW(cq->gl, need);
         memset(cq->ns + cq->cap, 0, (size_t)(need - cq->cap) * sizeof *cq->ns);
         cq->cap = need;
     }
@@ -793,6 +811,173 @@ static int cs_run(nav_corner_query *cq, uint32_t start_poly, uint32_t end_poly, 
     return cq->nomem ? -2 : 0;
 }
 
+/* ---- table mode ---- */
+
+/*
+ * With the graph's all-pairs table (nav_corner_table.c) no graph search
+ * runs: the same two walks of cones, in the same queue and order, collect
+ * the nodes the start sees (tangent toward it) and those the goal sees, and
+ * every pair (s, g) of one from each is a path start -> s ... g -> goal of
+ * length |start s| + table(s, g) + |g goal|. The least such pair is the
+ * answer once the queue's next key exceeds it: the shortest path's first
+ * bend lies behind a start cone and its last behind a goal cone whose keys
+ * bound that path's length from below, so both were taken before, and
+ * their pair was offered. A node record's CS_SEEN flag (the A* mode's
+ * CS_CLOSED bit; that mode never runs in the same search) says the start's
+ * walk showed it, g its distance from the start; CS_GOAL and gd as there.
+ */
+#define CS_SEEN CS_CLOSED
+
+static inline void ct_pair(nav_corner_query *cq, uint32_t s, uint32_t g) {
+    const nav_cgraph *gr = cq->gr;
+    double len = cq->ns[s].g + gr->td[(size_t)s * gr->nnodes + g] + cq->gd[g];
+    if (len < cq->best) {
+        cq->best = len;
+        cq->best_s = s;
+        cq->best_g = g;
+        if (!cq->no_bound)
+            cq->ub = len * (1 + CS_UB_SLACK);
+    }
+}
+
+/* Node v is in the start's sight at distance d: pairs with the goal's. */
+static void ct_start_node(nav_corner_query *cq, uint32_t v, double d) {
+    cs_node *n = &cq->ns[v];
+    uint32_t valid = (n->stamp >> CS_FLAG_BITS) == cq->gen;
+    if (valid && (n->stamp & CS_SEEN))
+        return; /* shown by another cone too: the same distance */
+    n->stamp = valid ? n->stamp | CS_SEEN : (cq->gen << CS_FLAG_BITS | CS_SEEN);
+    n->g = d;
+    cq->sl[cq->nsl++] = v;
+    for (uint32_t i = 0; i < cq->ngl; i++)
+        ct_pair(cq, v, cq->gl[i]);
+}
+
+/* Node v is in the goal's sight at distance d: pairs with the start's. */
+static void ct_goal_node(nav_corner_query *cq, uint32_t v, double d) {
+    cs_node *n = &cq->ns[v];
+    uint32_t valid = (n->stamp >> CS_FLAG_BITS) == cq->gen;
+    if (valid && (n->stamp & CS_GOAL))
+        return;
+    n->stamp = valid ? n->stamp | CS_GOAL : (cq->gen << CS_FLAG_BITS | CS_GOAL);
+    cq->gd[v] = d;
+    cq->gl[cq->ngl++] = v;
+    for (uint32_t i = 0; i < cq->nsl; i++)
+        ct_pair(cq, cq->sl[i], v);
+}
+
+/* A start cone in piece q: the goal in sight ends the search, else the
+   corners it shows (tangent toward the start) and link nodes. */
+static void ct_from_start(nav_corner_query *cq, uint32_t q, const nav_cone *c, uint64_t seen) {
+    const nav_cgraph *gr = cq->gr;
+    const nav_mesh *m = gr->wm;
+    if (cs_in_goal(cq, q) && nav_cone_sees(c, cq->tx, cq->tz)) {
+        cq->direct = 1;
+        return;
+    }
+    uint32_t s = m->poly_start[q], n = nav_poly_nverts(m, q);
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t id = gr->wcorner_of[s + k];
+        if (id == NAV_NONE)
+            continue;
+        const nav_cnode *nd = &gr->node[id];
+        double x = nd->x, z = nd->z;
+        if (cs_sees_vertex(seen, k, c, x, z) && cs_tangent(nd, cq->sx, cq->sz))
+            ct_start_node(cq, id, cs_dist(cq->sx, cq->sz, x, z));
+    }
+    for (uint32_t i = gr->wpts_start[q]; i < gr->wpts_start[q + 1]; i++) {
+        uint32_t id = gr->wpts[i];
+        double x = gr->xz[2 * (size_t)id], z = gr->xz[2 * (size_t)id + 1];
+        if (nav_cone_sees(c, x, z))
+            ct_start_node(cq, id, cs_dist(cq->sx, cq->sz, x, z));
+    }
+}
+
+/* A goal cone in piece q: the corners it shows (tangent toward the goal)
+   and link nodes. */
+static void ct_from_goal(nav_corner_query *cq, uint32_t q, const nav_cone *c, uint64_t seen) {
+    const nav_cgraph *gr = cq->gr;
+    const nav_mesh *m = gr->wm;
+    uint32_t s = m->poly_start[q], n = nav_poly_nverts(m, q);
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t id = gr->wcorner_of[s + k];
+        if (id == NAV_NONE)
+            continue;
+        const nav_cnode *nd = &gr->node[id];
+        double x = nd->x, z = nd->z;
+        if (cs_sees_vertex(seen, k, c, x, z) && cs_tangent(nd, cq->tx, cq->tz))
+            ct_goal_node(cq, id, cs_dist(x, z, cq->tx, cq->tz));
+    }
+    for (uint32_t i = gr->wpts_start[q]; i < gr->wpts_start[q + 1]; i++) {
+        uint32_t id = gr->wpts[i];
+        double x = gr->xz[2 * (size_t)id], z = gr->xz[2 * (size_t)id + 1];
+        if (nav_cone_sees(c, x, z))
+            ct_goal_node(cq, id, cs_dist(x, z, cq->tx, cq->tz));
+    }
+}
+
+/* cs_run's counterpart in table mode (same returns). */
+static int ct_run(nav_corner_query *cq, uint32_t start_poly, uint32_t end_poly, uint32_t max_nodes,
+                  uint32_t *work) {
+    const nav_mesh *m = cq->gr->wm;
+    cq->nsl = cq->ngl = 0;
+    cq->best = INFINITY;
+    cq->best_s = cq->best_g = NAV_NONE;
+    if (!nav_cwalk_begin(&cq->w, m, cq->gr->wof[start_poly], 0) ||
+        !nav_cwalk_begin(&cq->wg, m, cq->gr->wof[end_poly], 0))
+        return -2;
+    cs_take_cones(cq, &cq->w, CS_SCONE);
+    cs_take_cones(cq, &cq->wg, CS_GCONE);
+    nav_cone cone;
+    while (!cs_queue_empty(cq) && !cq->nomem) {
+        cs_heap e = cs_pop(cq);
+        if (e.fk > cs_bits(cq->ub))
+            break; /* every waiting cone's paths are longer than the best pair's */
+        if (*work >= max_nodes)
+            return -1;
+        ++*work;
+        int from_start = e.tag == CS_SCONE;
+        nav_cwalk *w = from_start ? &cq->w : &cq->wg;
+        const nav_cw_item it = cq->cones[e.id];
+        double rx = from_start ? cq->sx : cq->tx, rz = from_start ? cq->sz : cq->tz;
+        nav_cw_cone(&it, rx, rz, &cone);
+        cs_record(cq, it.kind == NAV_CW_START ? (from_start ? start_poly : end_poly)
+                                              : cq->gr->wrep[it.poly]);
+        if (!nav_cwalk_expand(w, m, &it, rx, rz))
+            return -2;
+        if (from_start) {
+            ct_from_start(cq, it.poly, &cone, w->seen);
+            if (cq->direct)
+                return 1;
+        } else {
+            ct_from_goal(cq, it.poly, &cone, w->seen);
+        }
+        cs_take_cones(cq, w, e.tag);
+    }
+    if (cq->nomem)
+        return -2;
+    return cq->best_s != NAV_NONE ? 1 : 0;
+}
+
+/* The best pair's nodes into cq->chain, each record stamped CS_HOP when
+   the link's hop leads to it (cs_fill reads that); the count, or
+   NAV_NONE when the table has no way (never, for a pair it priced). */
+static uint32_t ct_chain(nav_corner_query *cq) {
+    const nav_cgraph *gr = cq->gr;
+    uint32_t v = cq->best_s, g = cq->best_g, n = 0;
+    cq->ns[v].stamp = cq->gen << CS_FLAG_BITS;
+    cq->chain[n++] = v;
+    while (v != g) {
+        uint16_t step = gr->tnext[(size_t)v * gr->nnodes + g];
+        if (step == NAV_CORNER_TABLE_NONE || n >= gr->nnodes)
+            return NAV_NONE;
+        v = step & ~NAV_CORNER_TABLE_HOP & 0xffffu;
+        cq->ns[v].stamp = cq->gen << CS_FLAG_BITS | (step & NAV_CORNER_TABLE_HOP ? CS_HOP : 0);
+        cq->chain[n++] = v;
+    }
+    return n;
+}
+
 nav_status nav_corner_search(nav_corner_query *cq, const nav_mesh *m, uint32_t start_poly,
                              const float start[3], uint32_t end_poly, const float end[3],
                              uint64_t exclude_mask, uint32_t max_nodes, nav_path_result *res) {
@@ -813,11 +998,18 @@ nav_status nav_corner_search(nav_corner_query *cq, const nav_mesh *m, uint32_t s
     cq->tk = cs_bits(cq->tf);
     cs_goal_set(cq, gr->wof[end_poly]);
     uint32_t work = 0, n = 0;
-    int r = cs_run(cq, start_poly, end_poly, max_nodes, &work);
+    int table = gr->td && !cq->no_table && !(exclude_mask & gr->link_areas);
+    cq->tabled += (uint64_t)table;
+    int r = table ? ct_run(cq, start_poly, end_poly, max_nodes, &work)
+                  : cs_run(cq, start_poly, end_poly, max_nodes, &work);
     res->nodes_expanded = work;
     if (r <= 0)
         return r == 0 ? NAV_E_NOT_FOUND : r == -1 ? NAV_E_LIMIT : NAV_E_NOMEM;
-    if (!cq->direct) {
+    if (table && !cq->direct) {
+        n = ct_chain(cq);
+        if (n == NAV_NONE)
+            return NAV_E_CORRUPT;
+    } else if (!cq->direct) {
         for (uint32_t v = cq->ns[cq->goal_node].par; v != NAV_NONE; v = cq->ns[v].par)
             n++;
         uint32_t k = n;

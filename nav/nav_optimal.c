@@ -1030,8 +1030,10 @@ void nav_optimal_use_graph(nav_optimal *o, int on) {
 }
 
 void nav_optimal_stats_get(const nav_optimal *o, nav_optimal_stats *out) {
-    if (o && out)
+    if (o && out) {
         *out = o->stats;
+        out->table_searches = nav_corner_query_tabled(o->cq);
+    }
 }
 
 void nav_optimal_observe(nav_optimal *o, nav_optimal_observer fn, void *ctx) {
@@ -1294,14 +1296,20 @@ static void fill_result(nav_optimal *o, const opt_node *gn, const float end[3], 
 static nav_status graph_search(nav_optimal *o, const nav_mesh *m, uint32_t start_poly,
                                const float start[3], uint32_t end_poly, const float end[3],
                                uint64_t exclude_mask, uint32_t budget, nav_path_result *res) {
+    /* small meshes: the table answers far goals, the interval search near
+       ones (nav_optimal.h) */
+    int far = m->cgraph && nav_corner_has_table(m->cgraph) &&
+              dist(start[0], start[2], end[0], end[2]) >
+                  NAV_OPT_TABLE_MIN_CELLS * nav_corner_cell(m->cgraph);
     int off = o->graph_mode == NAV_OPT_GRAPH_OFF ||
-              (o->graph_mode == NAV_OPT_GRAPH_AUTO && m->npolys < NAV_OPT_GRAPH_MIN_POLYS);
+              (o->graph_mode == NAV_OPT_GRAPH_AUTO && m->npolys < NAV_OPT_GRAPH_MIN_POLYS && !far);
     if (off || !m->cgraph || (exclude_mask & m->area_mask)) {
         o->stats.interval_searches++;
         return NAV_E_CORRUPT;
     }
     if (!o->cq && !(o->cq = nav_corner_query_new()))
         return NAV_E_NOMEM;
+    nav_corner_query_set_table(o->cq, o->graph_mode != NAV_OPT_GRAPH_ASTAR);
     o->stats.graph_searches++;
     uint32_t nexp = res->nexpanded;
     nav_status st =

@@ -70,22 +70,40 @@ void nav_optimal_observe(nav_optimal *o, nav_optimal_observer fn, void *ctx);
  * Which exact search answers. The corner graph (nav_corner.h) needs the
  * mesh to have one and no area of its polygons excluded; then:
  *   NAV_OPT_GRAPH_AUTO (the default): the graph on meshes of at least
- *     NAV_OPT_GRAPH_MIN_POLYS polygons, the interval search below that;
- *     on the small Recast meshes (118-216 polygons) the interval search
- *     is faster in time on every band (README), on town (4,547) and the
- *     100,000-polygon grids the graph is, by 1.4-10x on medium and long
- *     paths;
+ *     NAV_OPT_GRAPH_MIN_POLYS polygons; below that the interval search,
+ *     except for goals farther than NAV_OPT_TABLE_MIN_CELLS typical
+ *     polygon sizes (sqrt(area / polygons)) in a straight line when the
+ *     graph has its all-pairs table (nav_corner_table.c): the table's
+ *     two visibility walks cost about the same at every distance, the
+ *     interval search's work grows with the ellipse it opens. On the
+ *     small Recast meshes (118-216 polygons) the interval search is the
+ *     faster on short and medium paths, the table on long ones (dungeon
+ *     long 0.99 -> 0.71 of Detour's time; README); on town (4,547) and
+ *     the 100,000-polygon grids the graph's A* is faster, by 1.4-10x on
+ *     medium and long paths;
  *   NAV_OPT_GRAPH_ON: the graph whenever it can (tests, benchmarks);
- *   NAV_OPT_GRAPH_OFF: the interval search always.
+ *   NAV_OPT_GRAPH_OFF: the interval search always;
+ *   NAV_OPT_GRAPH_ASTAR: as ON, but the graph's A* search even where the
+ *     graph has an all-pairs table (tests, benchmarks).
  */
-enum { NAV_OPT_GRAPH_OFF = 0, NAV_OPT_GRAPH_ON = 1, NAV_OPT_GRAPH_AUTO = 2 };
+enum {
+    NAV_OPT_GRAPH_OFF = 0,
+    NAV_OPT_GRAPH_ON = 1,
+    NAV_OPT_GRAPH_AUTO = 2,
+    NAV_OPT_GRAPH_ASTAR = 3
+};
 #define NAV_OPT_GRAPH_MIN_POLYS 1024
+/* Measured on the three small Recast meshes (pairs against Detour): 4 made
+   their short and medium bands slower (nav_test medium 0.90 -> 1.06), 10
+   to 16 left nav_test's long band at the interval search's 1.06-1.13. */
+#define NAV_OPT_TABLE_MIN_CELLS 8
 void nav_optimal_use_graph(nav_optimal *o, int mode);
 
 /* What answered this nav_optimal's searches so far. graph_misses: graph
    answers that had to be redone by the interval search (0 unless a bug). */
 typedef struct nav_optimal_stats {
     uint64_t graph_searches, interval_searches, graph_misses;
+    uint64_t table_searches; /* of graph_searches: answered by the all-pairs table */
 } nav_optimal_stats;
 void nav_optimal_stats_get(const nav_optimal *o, nav_optimal_stats *out);
 

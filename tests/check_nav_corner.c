@@ -114,6 +114,52 @@ START_TEST(test_square_hole_graph) {
 }
 END_TEST
 
+/*
+ * The all-pairs table on the square with a 2 x 2 hole: corners side by side
+ * are 2 apart (an edge), opposite ones 4 (the hole lies between them, so
+ * round either neighbour, two steps); the "next" entries walk there in that
+ * many steps, none a link's hop. The table is not stored: a graph loaded
+ * from its stored form builds the same table again.
+ */
+START_TEST(test_square_hole_table) {
+    nav_mesh *m = fx_square_with_hole();
+    nav_cgraph *g = m->cgraph;
+    ck_assert(nav_corner_has_table(g));
+    uint32_t n = g->nnodes;
+    static const double c[4][2] = {{4, 4}, {6, 4}, {6, 6}, {4, 6}};
+    uint32_t id[4];
+    for (int i = 0; i < 4; i++)
+        id[i] = node_at(g, c[i][0], c[i][1]);
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+            int apart = (i - j + 4) % 4;
+            double want = apart == 0 ? 0 : apart == 2 ? 4 : 2;
+            ck_assert_double_eq_tol(g->td[(size_t)id[i] * n + id[j]], want, 1e-12);
+            uint32_t v = id[i], steps = 0;
+            while (v != id[j] && steps < 8) {
+                uint16_t t = g->tnext[(size_t)v * n + id[j]];
+                ck_assert_uint_ne(t, NAV_CORNER_TABLE_NONE);
+                ck_assert_uint_eq(t & NAV_CORNER_TABLE_HOP, 0);
+                v = t;
+                steps++;
+            }
+            ck_assert_uint_eq(steps, apart == 0 ? 0 : apart == 2 ? 2 : 1);
+        }
+    size_t len = nav_corner_save(g, NULL);
+    uint8_t *buf = malloc(len);
+    ck_assert_uint_eq(nav_corner_save(g, buf), len);
+    m->cgraph = NULL;
+    ck_assert_int_eq(nav_corner_load(m, buf, len, 2), NAV_OK);
+    ck_assert(nav_corner_has_table(m->cgraph));
+    ck_assert_mem_eq(m->cgraph->td, g->td, (size_t)n * n * sizeof *g->td);
+    ck_assert_mem_eq(m->cgraph->tnext, g->tnext, (size_t)n * n * sizeof *g->tnext);
+    ck_assert_uint_eq(nav_corner_memory(m->cgraph), nav_corner_memory(g));
+    nav_corner_free(g);
+    free(buf);
+    nav_mesh_free(m);
+}
+END_TEST
+
 /* The same square, the quad [4,6]x[6,10] (above the hole) of area 1:
    excluding area 1 turns the whole column x in [4,6], z in [4,10] into a
    wall, which the graph (built with that quad walkable) does not know. */
@@ -586,6 +632,7 @@ Suite *nav_corner_suite(void) {
     Suite *s = suite_create("nav_corner");
     TCase *tc = tcase_create("graph");
     tcase_add_test(tc, test_square_hole_graph);
+    tcase_add_test(tc, test_square_hole_table);
     tcase_add_test(tc, test_walk_joins_straight_runs);
     tcase_add_test(tc, test_dispatch);
     tcase_add_test(tc, test_scratch_across_meshes);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "nav/nav_internal.h"
+#include "nav/nav_corner.h"
 #include "nav/nav_optimal.h"
 #include "nav/nav_query.h"
 #include "tests/test_fixtures.h"
@@ -617,6 +618,12 @@ typedef struct prop_stats {
 
 /* Both exact searches (the corner graph, then the interval search forced)
    against the reference, with corridor and symmetry checks. */
+/* The three exact searches the property tests compare with the reference:
+   the graph (its all-pairs table where the graph has one, as every small
+   random mesh's does), the graph's A*, the interval search. */
+static const int prop_mode[3] = {NAV_OPT_GRAPH_ON, NAV_OPT_GRAPH_ASTAR, NAV_OPT_GRAPH_OFF};
+static const char *const prop_name[3] = {"graph", "astar", "interval"};
+
 static void property_case(uint32_t seed, const fx_random_opts *o, uint64_t excl, int nq,
                           prop_stats *st) {
     nav_mesh *m = fx_random(seed, o);
@@ -636,8 +643,8 @@ static void property_case(uint32_t seed, const fx_random_opts *o, uint64_t excl,
         uint32_t sp = random_point(m, excl, &rng, s), ep = random_point(m, excl, &rng, e);
         double want = vg_shortest(ref, sp, s, ep, e);
         st->queries++;
-        for (int mode = 0; mode < 2; mode++) {
-            nav_optimal_use_graph(g_opt, mode == 0 ? NAV_OPT_GRAPH_ON : NAV_OPT_GRAPH_OFF);
+        for (int mode = 0; mode < 3; mode++) {
+            nav_optimal_use_graph(g_opt, prop_mode[mode]);
             run r;
             search(&r, m, sp, s, ep, e, excl, 0);
             if (!isfinite(want)) {
@@ -652,8 +659,7 @@ static void property_case(uint32_t seed, const fx_random_opts *o, uint64_t excl,
             ck_assert_msg(fabs(got - want) <= 1e-4 && got <= want + 1e-6,
                           "seed %u q %d: (%.6f,%.6f)p%u -> (%.6f,%.6f)p%u: %s %.9f reference "
                           "%.9f",
-                          seed, q, s[0], s[2], sp, e[0], e[2], ep, mode ? "interval" : "graph", got,
-                          want);
+                          seed, q, s[0], s[2], sp, e[0], e[2], ep, prop_name[mode], got, want);
             ck_assert_float_eq_tol(r.res.corners[0], s[0], 1e-6f);
             ck_assert_float_eq_tol(r.res.corners[3 * r.res.ncorners - 1], e[2], 1e-6f);
             check_corridor(m, &r.res, sp, ep);
@@ -673,6 +679,13 @@ static void property_case(uint32_t seed, const fx_random_opts *o, uint64_t excl,
     nav_optimal_stats_get(g_opt, &after);
     if (walls_moved)
         ck_assert_uint_eq(after.graph_searches, before.graph_searches);
+    /* the table answered every graph search of the graph mode, none of the
+       A* mode's (both modes search the same queries: the same number) */
+    if (!walls_moved && nav_corner_has_table(m->cgraph))
+        ck_assert_uint_eq(2 * (after.table_searches - before.table_searches),
+                          after.graph_searches - before.graph_searches);
+    else
+        ck_assert_uint_eq(after.table_searches, before.table_searches);
     vg_free(ref);
     nav_mesh_free(m);
 }
@@ -833,7 +846,7 @@ END_TEST
    their xz length would get wrong. */
 START_TEST(test_random_links) {
     prop_stats st = {0};
-    uint32_t climbs = 0;
+    uint32_t climbs = 0, table_links = 0;
     for (uint32_t seed = 1; seed <= 60; seed++) {
         fx_random_opts o = fx_random_defaults();
         o.hole_ratio = 0.25f;
@@ -858,15 +871,18 @@ START_TEST(test_random_links) {
         nav_mesh *m = NULL;
         nav_error err;
         ck_assert_msg(nav_mesh_build(&in, NULL, &m, &err) == NAV_OK, "%s", err.message);
-        uint64_t excl = 1ull << 3;
+        /* half the meshes exclude link 5's area (the graph's A* answers,
+           skipping it), half nothing (the graph's table answers, links and
+           all) */
+        uint64_t excl = (seed / 2) % 2 ? 1ull << 3 : 0;
         vg_ref *ref = vg_new(m, excl);
         for (int q = 0; q < 6; q++) {
             float s[3], e[3];
             uint32_t sp = random_point(m, excl, &rng, s), ep = random_point(m, excl, &rng, e);
             double want = vg_shortest(ref, sp, s, ep, e);
             st.queries++;
-            for (int mode = 0; mode < 2; mode++) {
-                nav_optimal_use_graph(g_opt, mode == 0 ? NAV_OPT_GRAPH_ON : NAV_OPT_GRAPH_OFF);
+            for (int mode = 0; mode < 3; mode++) {
+                nav_optimal_use_graph(g_opt, prop_mode[mode]);
                 run r;
                 search(&r, m, sp, s, ep, e, excl, 0);
                 if (!isfinite(want)) {
@@ -881,7 +897,8 @@ START_TEST(test_random_links) {
                               "seed %u q %d mode %d: optimal %.9f reference %.9f (%u links)", seed,
                               q, mode, got, want, r.res.nlinks);
                 climbs += r.res.nlinks > 0 && o.bridge && mode == 0;
-                for (uint32_t i = 0; i < r.res.nlinks; i++)
+                table_links += r.res.nlinks > 0 && mode == 0 && !excl;
+                for (uint32_t i = 0; i < r.res.nlinks && excl; i++)
                     ck_assert_uint_ne(r.res.links[i], 5); /* excluded */
                 check_corridor(m, &r.res, sp, ep);
                 st.found += mode == 0;
@@ -898,6 +915,7 @@ START_TEST(test_random_links) {
            st.queries, st.found, st.symmetric, climbs);
     ck_assert_uint_gt(st.symmetric, 10);
     ck_assert_uint_gt(climbs, 2);
+    ck_assert_uint_gt(table_links, 5); /* the table's paths through links */
     /* the exclusion hits a link's area only: the graph answers (it skips
        that link), and never hands an answer back */
     nav_optimal_stats os;

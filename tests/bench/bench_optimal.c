@@ -368,6 +368,8 @@ static int ob_pair(nav_query *q, const nav_mesh *m, const char *mesh, const char
         nav_optimal_use_graph(q->opt, NAV_OPT_GRAPH_ON);
     else if (pa && strcmp(pa, "interval") == 0)
         nav_optimal_use_graph(q->opt, NAV_OPT_GRAPH_OFF);
+    else if (pa && strcmp(pa, "astar") == 0)
+        nav_optimal_use_graph(q->opt, NAV_OPT_GRAPH_ASTAR);
     if (ds && ob_dcomplete(ds, rs, n, ext) < ob_dcomplete(d, rs, n, ext))
         ds = NULL; /* the small pool runs out on this band */
     double r[99], bo = INFINITY, bd = INFINITY;
