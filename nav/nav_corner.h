@@ -34,6 +34,11 @@
  * same piece joined into one edge), so a room of small cells costs a few
  * cones, not one per cell edge. The corridor of the answer is rebuilt by walking each segment
  * through the original polygons it crosses.
+ * Small graphs (at most NAV_CORNER_TABLE_MAX_NODES nodes, nav_corner_table.c)
+ * also carry an all-pairs table of shortest lengths and first steps; a
+ * query there runs the same two walks and takes the least start -> s ...
+ * g -> goal over the nodes they show, with no graph search (session 11:
+ * far goals on the small Recast meshes).
  * Alternatives weighed: landmark (differential) bounds would shrink the
  * interval search's ellipse but not its per-node cost; End Point Search /
  * compressed path databases (Shen, Cui, Harabor et al., IJCAI 2020) answer
