@@ -491,7 +491,11 @@ static inline int cs_tangent(const nav_cnode *nd, double px, double pz) {
     return nav_corner_tangent_at(nd->x, nd->z, w, px, pz);
 }
 
-static void cs_from_start(nav_corner_query *cq, uint32_t q, const nav_cone *c, uint64_t seen) {
+static void ct_start_node(nav_corner_query *cq, uint32_t v, double d);
+
+/* table: the table mode's search (nodes shown are paired, not relaxed) */
+static void cs_from_start(nav_corner_query *cq, uint32_t q, const nav_cone *c, uint64_t seen,
+                          int table) {
     const nav_cgraph *gr = cq->gr;
     const nav_mesh *m = gr->wm;
     if (cs_in_goal(cq, q) && nav_cone_sees(c, cq->tx, cq->tz)) {
@@ -505,13 +509,21 @@ static void cs_from_start(nav_corner_query *cq, uint32_t q, const nav_cone *c, u
             continue;
         const nav_cnode *nd = &gr->node[id];
         double x = nd->x, z = nd->z;
-        if (cs_sees_vertex(seen, k, c, x, z) && cs_tangent(nd, cq->sx, cq->sz))
+        if (!cs_sees_vertex(seen, k, c, x, z) || !cs_tangent(nd, cq->sx, cq->sz))
+            continue;
+        if (table)
+            ct_start_node(cq, id, cs_dist(cq->sx, cq->sz, x, z));
+        else
             cs_relax(cq, id, x, z, cs_dist(cq->sx, cq->sz, x, z), NAV_NONE, 0);
     }
     for (uint32_t i = gr->wpts_start[q]; i < gr->wpts_start[q + 1]; i++) {
         uint32_t id = gr->wpts[i];
         double x = gr->xz[2 * (size_t)id], z = gr->xz[2 * (size_t)id + 1];
-        if (nav_cone_sees(c, x, z))
+        if (!nav_cone_sees(c, x, z))
+            continue;
+        if (table)
+            ct_start_node(cq, id, cs_dist(cq->sx, cq->sz, x, z));
+        else
             cs_relax(cq, id, x, z, cs_dist(cq->sx, cq->sz, x, z), NAV_NONE, 0);
     }
 }
@@ -547,8 +559,11 @@ static void cs_to_goal(nav_corner_query *cq, uint32_t u) {
 }
 
 /* A goal cone: the distance to the goal of every node it shows. */
+static void ct_goal_node(nav_corner_query *cq, uint32_t v, double d);
+
+/* table: the table mode's search (a node shown is paired, see ct_goal_node) */
 static inline void cs_goal_sees(nav_corner_query *cq, uint32_t id, const nav_cone *c, uint64_t seen,
-                                uint32_t k) {
+                                uint32_t k, int table) {
     const nav_cgraph *gr = cq->gr;
     cs_node *n = &cq->ns[id];
     uint32_t valid = (n->stamp >> CS_FLAG_BITS) == cq->gen;
@@ -558,6 +573,10 @@ static inline void cs_goal_sees(nav_corner_query *cq, uint32_t id, const nav_con
     double x = nd->x, z = nd->z;
     if (!cs_sees_vertex(seen, k, c, x, z) || (id < gr->ncorners && !cs_tangent(nd, cq->tx, cq->tz)))
         return;
+    if (table) {
+        ct_goal_node(cq, id, cs_dist(x, z, cq->tx, cq->tz));
+        return;
+    }
     cq->gd[id] = cs_dist(x, z, cq->tx, cq->tz);
     if (!valid) { /* not offered yet: no path known */
         n->stamp = cq->gen << CS_FLAG_BITS | CS_GOAL;
@@ -573,16 +592,17 @@ static inline void cs_goal_sees(nav_corner_query *cq, uint32_t id, const nav_con
     }
 }
 
-static void cs_from_goal(nav_corner_query *cq, uint32_t q, const nav_cone *c, uint64_t seen) {
+static void cs_from_goal(nav_corner_query *cq, uint32_t q, const nav_cone *c, uint64_t seen,
+                         int table) {
     const nav_cgraph *gr = cq->gr;
     const nav_mesh *m = gr->wm;
     uint32_t s = m->poly_start[q], n = nav_poly_nverts(m, q);
     for (uint32_t k = 0; k < n; k++)
         if (gr->wcorner_of[s + k] != NAV_NONE)
-            cs_goal_sees(cq, gr->wcorner_of[s + k], c, seen, k);
+            cs_goal_sees(cq, gr->wcorner_of[s + k], c, seen, k, table);
     /* link nodes lie inside: ask the cone */
     for (uint32_t i = gr->wpts_start[q]; i < gr->wpts_start[q + 1]; i++)
-        cs_goal_sees(cq, gr->wpts[i], c, NAV_CW_SEEN_ALL, 0);
+        cs_goal_sees(cq, gr->wpts[i], c, NAV_CW_SEEN_ALL, 0, table);
 }
 
 /* Pieces of the walk mesh that hold the goal on their boundary, through
@@ -752,12 +772,16 @@ static int cs_fill(nav_corner_query *cq, uint32_t sp, const float start[3], uint
     return 1;
 }
 
-/* The search proper (see the file comment). 1: the goal was reached (or
-   is in sight: cq->direct); 0: not reachable; -1: over budget; -2: out
-   of memory. */
+/* The search proper (see the file comment; table: the table mode's, where
+   the queue holds cones only). 1: the goal was reached (or is in sight:
+   cq->direct; table mode: a pair was priced); 0: not reachable; -1: over
+   budget; -2: out of memory. */
 static int cs_run(nav_corner_query *cq, uint32_t start_poly, uint32_t end_poly, uint32_t max_nodes,
-                  uint32_t *work) {
+                  uint32_t *work, int table) {
     const nav_mesh *m = cq->gr->wm; /* the cones walk the coarser pieces */
+    cq->nsl = cq->ngl = 0;
+    cq->best = INFINITY;
+    cq->best_s = cq->best_g = NAV_NONE;
     if (!nav_cwalk_begin(&cq->w, m, cq->gr->wof[start_poly], 0) ||
         !nav_cwalk_begin(&cq->wg, m, cq->gr->wof[end_poly], 0))
         return -2;
@@ -766,6 +790,8 @@ static int cs_run(nav_corner_query *cq, uint32_t start_poly, uint32_t end_poly, 
     nav_cone cone;
     while (!cs_queue_empty(cq) && !cq->nomem) {
         cs_heap e = cs_pop(cq);
+        if (table && e.fk > cs_bits(cq->ub))
+            break; /* table mode: every waiting cone's paths are longer than the best pair's */
         if (e.tag == CS_NODE) {
             uint32_t u = e.id;
             if (u == cq->goal_node)
@@ -800,15 +826,17 @@ static int cs_run(nav_corner_query *cq, uint32_t start_poly, uint32_t end_poly, 
         if (!nav_cwalk_expand(w, m, &it, rx, rz))
             return -2;
         if (from_start) {
-            cs_from_start(cq, it.poly, &cone, w->seen);
+            cs_from_start(cq, it.poly, &cone, w->seen, table);
             if (cq->direct)
                 return 1;
         } else {
-            cs_from_goal(cq, it.poly, &cone, w->seen);
+            cs_from_goal(cq, it.poly, &cone, w->seen, table);
         }
         cs_take_cones(cq, w, e.tag);
     }
-    return cq->nomem ? -2 : 0;
+    if (cq->nomem)
+        return -2;
+    return table && cq->best_s != NAV_NONE ? 1 : 0; /* A*: the goal node returns above */
 }
 
 /* ---- table mode ---- */
@@ -866,99 +894,6 @@ static void ct_goal_node(nav_corner_query *cq, uint32_t v, double d) {
         ct_pair(cq, cq->sl[i], v);
 }
 
-/* A start cone in piece q: the goal in sight ends the search, else the
-   corners it shows (tangent toward the start) and link nodes. */
-static void ct_from_start(nav_corner_query *cq, uint32_t q, const nav_cone *c, uint64_t seen) {
-    const nav_cgraph *gr = cq->gr;
-    const nav_mesh *m = gr->wm;
-    if (cs_in_goal(cq, q) && nav_cone_sees(c, cq->tx, cq->tz)) {
-        cq->direct = 1;
-        return;
-    }
-    uint32_t s = m->poly_start[q], n = nav_poly_nverts(m, q);
-    for (uint32_t k = 0; k < n; k++) {
-        uint32_t id = gr->wcorner_of[s + k];
-        if (id == NAV_NONE)
-            continue;
-        const nav_cnode *nd = &gr->node[id];
-        double x = nd->x, z = nd->z;
-        if (cs_sees_vertex(seen, k, c, x, z) && cs_tangent(nd, cq->sx, cq->sz))
-            ct_start_node(cq, id, cs_dist(cq->sx, cq->sz, x, z));
-    }
-    for (uint32_t i = gr->wpts_start[q]; i < gr->wpts_start[q + 1]; i++) {
-        uint32_t id = gr->wpts[i];
-        double x = gr->xz[2 * (size_t)id], z = gr->xz[2 * (size_t)id + 1];
-        if (nav_cone_sees(c, x, z))
-            ct_start_node(cq, id, cs_dist(cq->sx, cq->sz, x, z));
-    }
-}
-
-/* A goal cone in piece q: the corners it shows (tangent toward the goal)
-   and link nodes. */
-static void ct_from_goal(nav_corner_query *cq, uint32_t q, const nav_cone *c, uint64_t seen) {
-    const nav_cgraph *gr = cq->gr;
-    const nav_mesh *m = gr->wm;
-    uint32_t s = m->poly_start[q], n = nav_poly_nverts(m, q);
-    for (uint32_t k = 0; k < n; k++) {
-        uint32_t id = gr->wcorner_of[s + k];
-        if (id == NAV_NONE)
-            continue;
-        const nav_cnode *nd = &gr->node[id];
-        double x = nd->x, z = nd->z;
-        if (cs_sees_vertex(seen, k, c, x, z) && cs_tangent(nd, cq->tx, cq->tz))
-            ct_goal_node(cq, id, cs_dist(x, z, cq->tx, cq->tz));
-    }
-    for (uint32_t i = gr->wpts_start[q]; i < gr->wpts_start[q + 1]; i++) {
-        uint32_t id = gr->wpts[i];
-        double x = gr->xz[2 * (size_t)id], z = gr->xz[2 * (size_t)id + 1];
-        if (nav_cone_sees(c, x, z))
-            ct_goal_node(cq, id, cs_dist(x, z, cq->tx, cq->tz));
-    }
-}
-
-/* cs_run's counterpart in table mode (same returns). */
-static int ct_run(nav_corner_query *cq, uint32_t start_poly, uint32_t end_poly, uint32_t max_nodes,
-                  uint32_t *work) {
-    const nav_mesh *m = cq->gr->wm;
-    cq->nsl = cq->ngl = 0;
-    cq->best = INFINITY;
-    cq->best_s = cq->best_g = NAV_NONE;
-    if (!nav_cwalk_begin(&cq->w, m, cq->gr->wof[start_poly], 0) ||
-        !nav_cwalk_begin(&cq->wg, m, cq->gr->wof[end_poly], 0))
-        return -2;
-    cs_take_cones(cq, &cq->w, CS_SCONE);
-    cs_take_cones(cq, &cq->wg, CS_GCONE);
-    nav_cone cone;
-    while (!cs_queue_empty(cq) && !cq->nomem) {
-        cs_heap e = cs_pop(cq);
-        if (e.fk > cs_bits(cq->ub))
-            break; /* every waiting cone's paths are longer than the best pair's */
-        if (*work >= max_nodes)
-            return -1;
-        ++*work;
-        int from_start = e.tag == CS_SCONE;
-        nav_cwalk *w = from_start ? &cq->w : &cq->wg;
-        const nav_cw_item it = cq->cones[e.id];
-        double rx = from_start ? cq->sx : cq->tx, rz = from_start ? cq->sz : cq->tz;
-        nav_cw_cone(&it, rx, rz, &cone);
-        cs_record(cq, it.kind == NAV_CW_START ? (from_start ? start_poly : end_poly)
-                                              : cq->gr->wrep[it.poly]);
-        if (!nav_cwalk_expand(w, m, &it, rx, rz))
-            return -2;
-        if (from_start) {
-            ct_from_start(cq, it.poly, &cone, w->seen);
-            if (cq->direct)
-                return 1;
-        } else {
-            ct_from_goal(cq, it.poly, &cone, w->seen);
-        }
-        cs_take_cones(cq, w, e.tag);
-    }
-    if (cq->nomem)
-        return -2;
-    return cq->best_s != NAV_NONE ? 1 : 0;
-}
-
 /* The best pair's nodes into cq->chain, each record stamped CS_HOP when
    the link's hop leads to it (cs_fill reads that); the count, or
    NAV_NONE when the table has no way (never, for a pair it priced). */
@@ -1000,8 +935,7 @@ nav_status nav_corner_search(nav_corner_query *cq, const nav_mesh *m, uint32_t s
     uint32_t work = 0, n = 0;
     int table = gr->td && !cq->no_table && !(exclude_mask & gr->link_areas);
     cq->tabled += (uint64_t)table;
-    int r = table ? ct_run(cq, start_poly, end_poly, max_nodes, &work)
-                  : cs_run(cq, start_poly, end_poly, max_nodes, &work);
+    int r = cs_run(cq, start_poly, end_poly, max_nodes, &work, table);
     res->nodes_expanded = work;
     if (r <= 0)
         return r == 0 ? NAV_E_NOT_FOUND : r == -1 ? NAV_E_LIMIT : NAV_E_NOMEM;
