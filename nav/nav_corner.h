@@ -102,6 +102,10 @@ nav_status nav_corner_load(nav_mesh *m, const uint8_t *p, size_t len, uint32_t f
 /* Bytes the graph owns; its node and directed edge counts. */
 size_t nav_corner_memory(const nav_cgraph *g);
 int nav_corner_has_table(const nav_cgraph *g);
+/* Whether a search excluding exclude_mask can use g's table: g has one and
+   no link of the mesh is of an excluded area (the table's lengths may run
+   through such a link). */
+int nav_corner_table_usable(const nav_cgraph *g, uint64_t exclude_mask);
 double nav_corner_cell(const nav_cgraph *g);
 uint32_t nav_corner_node_count(const nav_cgraph *g);
 uint64_t nav_corner_edge_count(const nav_cgraph *g);

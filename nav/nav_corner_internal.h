@@ -96,6 +96,8 @@ struct nav_cgraph {
 #define NAV_CORNER_TABLE_MAX_NODES 1024
 #define NAV_CORNER_TABLE_HOP 0x8000u
 #define NAV_CORNER_TABLE_NONE 0xffffu
+_Static_assert(NAV_CORNER_TABLE_MAX_NODES <= NAV_CORNER_TABLE_HOP,
+               "tnext holds a node id below the hop bit");
 
 /* Builds g's table when g is small enough (else leaves it NULL) and sets
    link_areas; needs the nodes, the edges and m's links. NAV_E_NOMEM on

@@ -881,12 +881,11 @@ static void ct_start_node(nav_corner_query *cq, uint32_t v, double d) {
         ct_pair(cq, v, cq->gl[i]);
 }
 
-/* Node v is in the goal's sight at distance d: pairs with the start's. */
+/* Node v is in the goal's sight at distance d: pairs with the start's.
+   Once per search (cs_goal_sees returns for a node already CS_GOAL). */
 static void ct_goal_node(nav_corner_query *cq, uint32_t v, double d) {
     cs_node *n = &cq->ns[v];
     uint32_t valid = (n->stamp >> CS_FLAG_BITS) == cq->gen;
-    if (valid && (n->stamp & CS_GOAL))
-        return;
     n->stamp = valid ? n->stamp | CS_GOAL : (cq->gen << CS_FLAG_BITS | CS_GOAL);
     cq->gd[v] = d;
     cq->gl[cq->ngl++] = v;
@@ -933,7 +932,7 @@ nav_status nav_corner_search(nav_corner_query *cq, const nav_mesh *m, uint32_t s
     cq->tk = cs_bits(cq->tf);
     cs_goal_set(cq, gr->wof[end_poly]);
     uint32_t work = 0, n = 0;
-    int table = gr->td && !cq->no_table && !(exclude_mask & gr->link_areas);
+    int table = !cq->no_table && nav_corner_table_usable(gr, exclude_mask);
     cq->tabled += (uint64_t)table;
     int r = cs_run(cq, start_poly, end_poly, max_nodes, &work, table);
     res->nodes_expanded = work;

@@ -203,6 +203,10 @@ int nav_corner_has_table(const nav_cgraph *g) {
     return g && g->td;
 }
 
+int nav_corner_table_usable(const nav_cgraph *g, uint64_t exclude_mask) {
+    return nav_corner_has_table(g) && !(exclude_mask & g->link_areas);
+}
+
 double nav_corner_cell(const nav_cgraph *g) {
     return g ? g->cell : 0;
 }

@@ -1297,8 +1297,8 @@ static nav_status graph_search(nav_optimal *o, const nav_mesh *m, uint32_t start
                                const float start[3], uint32_t end_poly, const float end[3],
                                uint64_t exclude_mask, uint32_t budget, nav_path_result *res) {
     /* small meshes: the table answers far goals, the interval search near
-       ones (nav_optimal.h) */
-    int far = m->cgraph && nav_corner_has_table(m->cgraph) &&
+       ones and any the table cannot answer (nav_optimal.h) */
+    int far = nav_corner_table_usable(m->cgraph, exclude_mask) &&
               dist(start[0], start[2], end[0], end[2]) >
                   NAV_OPT_TABLE_MIN_CELLS * nav_corner_cell(m->cgraph);
     int off = o->graph_mode == NAV_OPT_GRAPH_OFF ||
