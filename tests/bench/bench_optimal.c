@@ -361,8 +361,9 @@ static int ob_pair(nav_query *q, const nav_mesh *m, const char *mesh, const char
     }
     if (k > 99)
         k = 99;
-    /* NAVD_BENCH_PAIR_ALGO=graph or interval: that exact search instead
-       of the default choice */
+    /* NAVD_BENCH_PAIR_ALGO=graph, astar or interval: that exact search
+       instead of the default choice (graph: the table where the graph has
+       one; astar: the graph's A* even then) */
     const char *pa = getenv("NAVD_BENCH_PAIR_ALGO");
     if (pa && strcmp(pa, "graph") == 0)
         nav_optimal_use_graph(q->opt, NAV_OPT_GRAPH_ON);
