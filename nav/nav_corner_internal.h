@@ -264,10 +264,13 @@ int nav_cwalk_expand(nav_cwalk *w, const nav_mesh *m, const nav_cw_item *it, dou
  * walk over the polygons the segment touches. Writes the chain from `from` to
  * the target (both included) into out[0..*n) and returns 1; 0 when no chain
  * was found within max polygons or the scratch could not grow.
+ * What is_target may say, the walk uses to ask less: target_poly is the one
+ * polygon it says yes to, or NAV_NONE when every polygon it says yes to has
+ * b as a vertex (the walk then asks only where b can be).
  */
 typedef int (*nav_seg_target_fn)(const void *ctx, uint32_t poly);
 int nav_cwalk_segment(nav_cwalk *w, const nav_mesh *m, uint32_t from, double ax, double az,
                       double bx, double bz, nav_seg_target_fn is_target, const void *ctx,
-                      uint32_t *out, uint32_t max, uint32_t *n);
+                      uint32_t target_poly, uint32_t *out, uint32_t max, uint32_t *n);
 
 #endif

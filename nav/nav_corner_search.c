@@ -743,7 +743,10 @@ static int cs_fill(nav_corner_query *cq, uint32_t sp, const float start[3], uint
         } else {
             cs_target t = {gr, m, v, v == NAV_NONE ? ep : gr->poly[v]};
             uint32_t len;
-            if (!nav_cwalk_segment(&cq->w, m, cur, px, pz, vx, vz, cs_is_target, &t, cq->seg,
+            /* a corner's polygons have it as a vertex; the goal's and a
+               link node's target is one polygon */
+            uint32_t tpoly = v == NAV_NONE || v >= gr->ncorners ? t.poly : NAV_NONE;
+            if (!nav_cwalk_segment(&cq->w, m, cur, px, pz, vx, vz, cs_is_target, &t, tpoly, cq->seg,
                                    cq->seg_cap, &len))
                 return 0;
             for (uint32_t k = 1; k < len; k++)

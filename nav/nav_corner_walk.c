@@ -282,8 +282,8 @@ static inline int ray_put(uint32_t *out, uint32_t max, uint32_t *len, uint32_t p
  * 20,811 segments of its 1,958 reference paths are left to it.
  */
 static int cw_ray(const nav_mesh *m, uint32_t from, double ax, double az, double bx, double bz,
-                  nav_seg_target_fn is_target, const void *ctx, uint32_t *out, uint32_t max,
-                  uint32_t *n) {
+                  nav_seg_target_fn is_target, const void *ctx, uint32_t target_poly, uint32_t *out,
+                  uint32_t max, uint32_t *n) {
     uint32_t len = 0, p = from;
     if (!ray_put(out, max, &len, p))
         return RAY_AMBIGUOUS;
@@ -291,9 +291,8 @@ static int cw_ray(const nav_mesh *m, uint32_t from, double ax, double az, double
         *n = len;
         return 1;
     }
-    /* skip: the local edges not to leave through (the entry edge, or the
-       two edges at the start vertex); at: the start vertex's local index */
-    uint32_t skip0 = NAV_NONE, skip1 = NAV_NONE, at = NAV_NONE;
+    /* at: the start vertex's local index */
+    uint32_t at = NAV_NONE;
     uint32_t s = m->poly_start[p], nv = nav_poly_nverts(m, p);
     for (uint32_t k = 0; k < nv; k++) {
         const float *v = nav_vert(m, m->poly_verts[s + k]);
@@ -322,10 +321,8 @@ static int cw_ray(const nav_mesh *m, uint32_t from, double ax, double az, double
         double o2 = nav_corner_orient(ax, az, w[0], w[2], bx, bz);
         if (o1 == 0 || o2 == 0)
             return RAY_AMBIGUOUS; /* along an edge at the vertex */
-        if (o1 < 0 && o2 < 0) {
-            skip0 = kp, skip1 = at;
+        if (o1 < 0 && o2 < 0)
             break;
-        }
         /* b beyond the edge a -> w (local edge at) or u -> a (kp) */
         if (dir == 0)
             dir = o2 > 0 ? 1 : 2;
@@ -352,27 +349,65 @@ static int cw_ray(const nav_mesh *m, uint32_t from, double ax, double az, double
             return 1;
         }
     }
-    for (uint32_t steps = 0; !is_target(ctx, p); steps++) {
+    /* Crossing one polygon after another. The line a -> b crosses a
+       convex polygon's boundary twice: in index order the vertices run
+       from the entry (o < 0 before it, o > 0 after) through a left chain
+       (o > 0) to the exit edge (o > 0, then o < 0). Past an entry edge
+       only the left chain is read, from the entry's known positive end;
+       a vertex on the line there is b (the walk is done when the target
+       says so) or a touch (ambiguous). The first polygon, which holds a
+       inside, is read whole. With exact orientations a vertex of the
+       right chain cannot lie on the line either. */
+    double ux = bx - ax, uz = bz - az, k = 1e-11 * (fabs(ux) + fabs(uz));
+    uint32_t entry = NAV_NONE; /* local index of the edge the walk came in by */
+    for (uint32_t steps = 0; target_poly == NAV_NONE || p != target_poly; steps++) {
         if (steps > m->npolys)
             return RAY_AMBIGUOUS;
         s = m->poly_start[p], nv = nav_poly_nverts(m, p);
-        /* the exit edge va -> vb: va left of a -> b, vb right of it
-           (orient > 0, < 0); a vertex on the line is ambiguous */
-        const float *v0 = nav_vert(m, m->poly_verts[s]);
-        double o0 = nav_corner_orient(ax, az, bx, bz, v0[0], v0[2]);
-        double oa = o0;
         uint32_t exit = NAV_NONE;
-        for (uint32_t j = 0; j < nv; j++) {
-            double ob = o0;
-            if (j + 1 < nv) {
-                const float *v1 = nav_vert(m, m->poly_verts[s + j + 1]);
-                ob = nav_corner_orient(ax, az, bx, bz, v1[0], v1[2]);
+        if (entry != NAV_NONE || at != NAV_NONE) {
+            /* the left chain from the entry edge's end (o > 0) or from a;
+               the entry edge's start is o < 0 (the previous polygon's
+               exit end, the same vertex) */
+            uint32_t j = entry != NAV_NONE ? (entry + 1 == nv ? 0 : entry + 1) : at;
+            for (uint32_t i = 0; i < nv && exit == NAV_NONE; i++) {
+                uint32_t j1 = j + 1 == nv ? 0 : j + 1;
+                if (j1 == entry) {
+                    exit = j;
+                    break;
+                }
+                if (j1 == at)
+                    return RAY_AMBIGUOUS; /* round the polygon: no way out */
+                const float *v1 = nav_vert(m, m->poly_verts[s + j1]);
+                double o = cw_orient_k(ax, az, ux, uz, k, v1[0], v1[2]);
+                if (o == 0) {
+                    /* on the line: b, or a touch */
+                    if (target_poly == NAV_NONE && is_target(ctx, p)) {
+                        *n = len;
+                        return 1;
+                    }
+                    return RAY_AMBIGUOUS;
+                }
+                if (o < 0)
+                    exit = j;
+                j = j1;
             }
-            if (oa == 0 && j != at)
-                return RAY_AMBIGUOUS;
-            if (oa > 0 && ob < 0 && j != skip0 && j != skip1)
-                exit = j;
-            oa = ob;
+        } else {
+            const float *v0 = nav_vert(m, m->poly_verts[s]);
+            double o0 = cw_orient_k(ax, az, ux, uz, k, v0[0], v0[2]);
+            double oa = o0;
+            for (uint32_t j = 0; j < nv; j++) {
+                double ob = o0;
+                if (j + 1 < nv) {
+                    const float *v1 = nav_vert(m, m->poly_verts[s + j + 1]);
+                    ob = cw_orient_k(ax, az, ux, uz, k, v1[0], v1[2]);
+                }
+                if (oa == 0)
+                    return RAY_AMBIGUOUS;
+                if (oa > 0 && ob < 0)
+                    exit = j;
+                oa = ob;
+            }
         }
         if (exit == NAV_NONE)
             return RAY_AMBIGUOUS;
@@ -383,8 +418,8 @@ static int cw_ray(const nav_mesh *m, uint32_t from, double ax, double az, double
            in p, which is no target */
         if (nb == NAV_NONE || nav_corner_orient(va[0], va[2], vb[0], vb[2], bx, bz) <= 0)
             return RAY_AMBIGUOUS;
-        skip0 = m->poly_twin[s + exit] - m->poly_start[nb];
-        skip1 = at = NAV_NONE;
+        entry = m->poly_twin[s + exit] - m->poly_start[nb];
+        at = NAV_NONE;
         p = nb;
         if (!ray_put(out, max, &len, p))
             return RAY_AMBIGUOUS;
@@ -395,9 +430,9 @@ static int cw_ray(const nav_mesh *m, uint32_t from, double ax, double az, double
 
 int nav_cwalk_segment(nav_cwalk *w, const nav_mesh *m, uint32_t from, double ax, double az,
                       double bx, double bz, nav_seg_target_fn is_target, const void *ctx,
-                      uint32_t *out, uint32_t max, uint32_t *n) {
+                      uint32_t target_poly, uint32_t *out, uint32_t max, uint32_t *n) {
     *n = 0;
-    int r = cw_ray(m, from, ax, az, bx, bz, is_target, ctx, out, max, n);
+    int r = cw_ray(m, from, ax, az, bx, bz, is_target, ctx, target_poly, out, max, n);
     if (r != RAY_AMBIGUOUS)
         return r;
     if (!cw_prepare(w, m))
