@@ -153,10 +153,14 @@ nav_status nav_index_build(nav_mesh *m) {
     return NAV_OK;
 }
 
+/* All six tests joined without branches: which of them fails first is a
+   coin toss on a tree walk, and a short-circuit chain mispredicted about
+   one node in three (a fifth of a short town query's mispredictions were
+   the two snaps' walks). */
 static bool nav_overlap(const float *amin, const float *amax, const float *bmin,
                         const float *bmax) {
-    return amin[0] <= bmax[0] && amax[0] >= bmin[0] && amin[1] <= bmax[1] && amax[1] >= bmin[1] &&
-           amin[2] <= bmax[2] && amax[2] >= bmin[2];
+    return (amin[0] <= bmax[0]) & (amax[0] >= bmin[0]) & (amin[1] <= bmax[1]) &
+           (amax[1] >= bmin[1]) & (amin[2] <= bmax[2]) & (amax[2] >= bmin[2]);
 }
 
 uint32_t nav_mesh_query_box(const nav_mesh *m, const float bmin[3], const float bmax[3],
