@@ -262,8 +262,8 @@ static size_t cb_memory(const nav_mesh *m, const nav_cgraph *g, uint64_t nedges)
            nn * (sizeof(nav_cnode) + 2 * sizeof(float)) + (size_t)g->ncorners * 4 * sizeof(double) +
            ((size_t)m->poly_start[m->npolys] + m->npolys + 1 + 2 * (size_t)m->nlinks + 1) *
                sizeof(uint32_t) +
-           (size_t)nedges * sizeof(nav_cedge) + nav_corner_merge_memory(g) +
-           nav_corner_table_memory(g);
+           (size_t)nedges * (sizeof(nav_cedge) + (g->nnodes <= 65536 ? sizeof(uint16_t) : 0)) +
+           nav_corner_merge_memory(g) + nav_corner_table_memory(g);
 }
 
 /* Whether a graph of `nedges` edges is within the limits: the edge array
@@ -408,6 +408,13 @@ static nav_status cb_pack(nav_cgraph *g) {
     g->fxz = malloc(((size_t)g->nnodes + 1) * 2 * sizeof *g->fxz);
     if (!g->node || !g->fxz)
         return NAV_E_NOMEM;
+    if (g->nnodes <= 65536) {
+        g->adj16 = malloc((g->nedges ? g->nedges : 1) * sizeof *g->adj16);
+        if (!g->adj16)
+            return NAV_E_NOMEM;
+        for (uint64_t i = 0; i < g->nedges; i++)
+            g->adj16[i] = (uint16_t)g->adj[i].to;
+    }
     for (uint32_t u = 0; u <= g->nnodes; u++) {
         nav_cnode *n = &g->node[u];
         memset(n, 0, sizeof *n);
@@ -474,6 +481,7 @@ void nav_corner_free(nav_cgraph *g) {
     free(g->adj_start);
     free(g->adj_mid);
     free(g->adj);
+    free(g->adj16);
     free(g->node);
     free(g->fxz);
     nav_corner_table_free(g);

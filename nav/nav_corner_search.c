@@ -653,9 +653,9 @@ static void cs_expand(nav_corner_query *cq, uint32_t u) {
     double dx = ux - px, dz = uz - pz, eps = 5e-7 * (1.0 + fabs(px) + fabs(pz));
     double thr = eps * eps * (dx * dx + dz * dz);
     uint32_t closed_stamp = cq->gen << CS_FLAG_BITS | CS_CLOSED;
+    const uint16_t *a16 = gr->adj16;
     for (; i < end; i++) {
-        const nav_cedge *e = &gr->adj[i];
-        uint32_t v = e->to;
+        uint32_t v = a16 ? a16[i] : gr->adj[i].to;
         const cs_node *nv = &cq->ns[v];
         double vx = gr->fxz[2 * (size_t)v], vz = gr->fxz[2 * (size_t)v + 1];
         double c = dx * (vz - pz) - dz * (vx - px);
