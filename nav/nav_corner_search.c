@@ -50,16 +50,17 @@ typedef struct cs_heap {
     uint32_t tag; /* CS_NODE (id: node), CS_SCONE / CS_GCONE (id: cone) */
 } cs_heap;
 
-/* A node's search state, in 16 bytes (was 32): the edge scan reads one
-   record per edge, at random, and on a town the graph, the mesh and these
-   records together exceed a core's L2 cache (cachegrind put a fifth of a
-   short town query's L2 misses on this read); per-thread scratch halves
-   too (1.6 MB less per worker on a 100,000-node graph). Flags in the stamp (CS_CLOSED; CS_HOP:
-   reached by its link's hop; CS_GOAL: a goal cone showed it, its distance to the goal is in gd[]).
-   A node a goal cone showed before any offer has g = INFINITY. */
+/* A node's search state: its stamp (gen << CS_FLAG_BITS | flags) in one
+   array, cost and parent in another. The edge scan reads one stamp per
+   edge, at random (is the target closed?), and only the edges that pass
+   read the rest; apart, town's stamps are 25 KB, within a core's L1 cache,
+   where the 16-byte records holding them were 99 KB (they had been 32
+   bytes, when cachegrind put a fifth of a short town query's L2 misses on
+   this read). Flags in the stamp (CS_CLOSED; CS_HOP: reached by its
+   link's hop; CS_GOAL: a goal cone showed it, its distance to the goal is
+   in gd[]). A node a goal cone showed before any offer has g = INFINITY. */
 typedef struct cs_node {
-    double g;       /* cost from the start */
-    uint32_t stamp; /* gen << CS_FLAG_BITS | flags */
+    double g; /* cost from the start */
     uint32_t par;
 } cs_node;
 
@@ -67,7 +68,8 @@ struct nav_corner_query {
     nav_cwalk w, wg; /* the start's walk (and segment walks), the goal's */
     uint32_t cap;    /* node records: cap entries (nodes + the goal) */
     cs_node *ns;
-    double *gd; /* per node: distance to the goal, valid with CS_GOAL */
+    uint32_t *st; /* per node: its stamp (see cs_node) */
+    double *gd;   /* per node: distance to the goal, valid with CS_GOAL */
     uint32_t gen;
     cs_heap *heap;
     uint32_t nheap, heap_cap;
@@ -134,6 +136,7 @@ void nav_corner_query_free(nav_corner_query *cq) {
     nav_cwalk_free(&cq->w);
     nav_cwalk_free(&cq->wg);
     free(cq->ns);
+    free(cq->st);
     free(cq->gd);
     free(cq->heap);
     free(cq->far);
@@ -158,11 +161,12 @@ static int cs_prepare(nav_corner_query *cq, const nav_mesh *m, const nav_cgraph 
     uint32_t need = gr->nnodes + 1;
     if (need > cq->cap) {
         CS_GROW(cq->ns, need);
+        CS_GROW(cq->st, need);
         CS_GROW(cq->gd, need);
         CS_GROW(cq->chain, need + 1);
         CS_GROW(cq->sl, need);
         CS_GROW(cq->gl, need);
-        memset(cq->ns + cq->cap, 0, (size_t)(need - cq->cap) * sizeof *cq->ns);
+        memset(cq->st + cq->cap, 0, (size_t)(need - cq->cap) * sizeof *cq->st);
         cq->cap = need;
     }
     if (m->npolys > cq->seg_cap) {
@@ -170,7 +174,7 @@ static int cs_prepare(nav_corner_query *cq, const nav_mesh *m, const nav_cgraph 
         cq->seg_cap = m->npolys;
     }
     if (++cq->gen > CS_GEN_MAX) {
-        memset(cq->ns, 0, (size_t)cq->cap * sizeof *cq->ns);
+        memset(cq->st, 0, (size_t)cq->cap * sizeof *cq->st);
         cq->gen = 1;
     }
     cq->nheap = 0;
@@ -380,14 +384,15 @@ static inline void cs_bound_by(nav_corner_query *cq, double g, double gd) {
 static inline void cs_relax(nav_corner_query *cq, uint32_t v, double vx, double vz, double g,
                             uint32_t u, uint8_t hop) {
     cs_node *n = &cq->ns[v];
-    uint32_t valid = (n->stamp >> CS_FLAG_BITS) == cq->gen;
-    if (valid && ((n->stamp & CS_CLOSED) || g >= n->g))
+    uint32_t *sp = &cq->st[v];
+    uint32_t valid = (*sp >> CS_FLAG_BITS) == cq->gen;
+    if (valid && ((*sp & CS_CLOSED) || g >= n->g))
         return;
     /* the heuristic |v t|: a goal cone that showed v computed it already
        (the same expression, so the same bits); the goal node sits at t,
        so its distance comes out exactly 0 */
     double h;
-    uint32_t goal = valid ? n->stamp & CS_GOAL : 0;
+    uint32_t goal = valid ? *sp & CS_GOAL : 0;
     if (goal) {
         h = cq->gd[v];
         cs_bound_by(cq, g, h);
@@ -401,7 +406,7 @@ static inline void cs_relax(nav_corner_query *cq, uint32_t v, double vx, double 
         cq->pruned++;
         return;
     }
-    n->stamp = cq->gen << CS_FLAG_BITS | goal | hop;
+    *sp = cq->gen << CS_FLAG_BITS | goal | hop;
     n->g = g;
     n->par = u;
     cs_push(cq, g + h, v, CS_NODE);
@@ -566,8 +571,9 @@ static inline void cs_goal_sees(nav_corner_query *cq, uint32_t id, const nav_con
                                 uint32_t k, int table) {
     const nav_cgraph *gr = cq->gr;
     cs_node *n = &cq->ns[id];
-    uint32_t valid = (n->stamp >> CS_FLAG_BITS) == cq->gen;
-    if (valid && (n->stamp & CS_GOAL))
+    uint32_t *sp = &cq->st[id];
+    uint32_t valid = (*sp >> CS_FLAG_BITS) == cq->gen;
+    if (valid && (*sp & CS_GOAL))
         return;
     const nav_cnode *nd = &gr->node[id];
     double x = nd->x, z = nd->z;
@@ -579,15 +585,15 @@ static inline void cs_goal_sees(nav_corner_query *cq, uint32_t id, const nav_con
     }
     cq->gd[id] = cs_dist(x, z, cq->tx, cq->tz);
     if (!valid) { /* not offered yet: no path known */
-        n->stamp = cq->gen << CS_FLAG_BITS | CS_GOAL;
+        *sp = cq->gen << CS_FLAG_BITS | CS_GOAL;
         n->g = INFINITY;
         n->par = NAV_NONE;
         return;
     }
-    n->stamp |= CS_GOAL;
+    *sp |= CS_GOAL;
     if (n->g < INFINITY) {
         cs_bound_by(cq, n->g, cq->gd[id]);
-        if (n->stamp & CS_CLOSED)
+        if (*sp & CS_CLOSED)
             cs_to_goal(cq, id);
     }
 }
@@ -641,7 +647,7 @@ static void cs_expand(nav_corner_query *cq, uint32_t u) {
     const nav_cnode *nu = &gr->node[u];
     double ux = nu->x, uz = nu->z, gu = cq->ns[u].g;
     double px, pz, sigma = cs_sigma(cq, u, &px, &pz);
-    if (cq->ns[u].stamp & CS_GOAL)
+    if (cq->st[u] & CS_GOAL)
         cs_to_goal(cq, u);
     /* the half whose obstacle side matches the turn (both when no rule) */
     uint32_t i = nu->adj_start, end = nu[1].adj_start;
@@ -656,13 +662,12 @@ static void cs_expand(nav_corner_query *cq, uint32_t u) {
     const uint16_t *a16 = gr->adj16;
     for (; i < end; i++) {
         uint32_t v = a16 ? a16[i] : gr->adj[i].to;
-        const cs_node *nv = &cq->ns[v];
         double vx = gr->fxz[2 * (size_t)v], vz = gr->fxz[2 * (size_t)v + 1];
         double c = dx * (vz - pz) - dz * (vx - px);
         /* closed, or turning away from the obstacle (never taut): both
            tests evaluated and joined without branches, so the loop takes
            one hard-to-predict branch per edge, not two */
-        int closed = (nv->stamp & ~(uint32_t)(CS_HOP | CS_GOAL)) == closed_stamp;
+        int closed = (cq->st[v] & ~(uint32_t)(CS_HOP | CS_GOAL)) == closed_stamp;
         int away = (sigma * c < 0) & (c * c > thr);
         if (closed | away)
             continue;
@@ -733,7 +738,7 @@ static int cs_fill(nav_corner_query *cq, uint32_t sp, const float start[3], uint
         uint32_t v = i < n ? cq->chain[i] : NAV_NONE;
         double vx = i < n ? gr->xz[2 * (size_t)v] : cq->tx;
         double vz = i < n ? gr->xz[2 * (size_t)v + 1] : cq->tz;
-        if (i < n && (cq->ns[v].stamp & CS_HOP)) {
+        if (i < n && (cq->st[v] & CS_HOP)) {
             uint32_t l = (v - gr->ncorners) / 2;
             if (res->links && nl < res->max_links)
                 res->links[nl] = l;
@@ -803,14 +808,14 @@ static int cs_run(nav_corner_query *cq, uint32_t start_poly, uint32_t end_poly, 
                its first entry out is one with its current g (f = g + h is
                least), or ties it, and the expansion reads g from the
                record; every later one finds the node closed */
-            if (cq->ns[u].stamp & CS_CLOSED)
+            if (cq->st[u] & CS_CLOSED)
                 continue;
         }
         if (*work >= max_nodes)
             return -1;
         ++*work;
         if (e.tag == CS_NODE) {
-            cq->ns[e.id].stamp |= CS_CLOSED;
+            cq->st[e.id] |= CS_CLOSED;
             if (cq->res->expanded) /* the debug list only: spare the load */
                 cs_record(cq, cq->gr->poly[e.id]);
             cs_expand(cq, e.id);
@@ -874,10 +879,11 @@ static inline void ct_pair(nav_corner_query *cq, uint32_t s, uint32_t g) {
 /* Node v is in the start's sight at distance d: pairs with the goal's. */
 static void ct_start_node(nav_corner_query *cq, uint32_t v, double d) {
     cs_node *n = &cq->ns[v];
-    uint32_t valid = (n->stamp >> CS_FLAG_BITS) == cq->gen;
-    if (valid && (n->stamp & CS_SEEN))
+    uint32_t *sp = &cq->st[v];
+    uint32_t valid = (*sp >> CS_FLAG_BITS) == cq->gen;
+    if (valid && (*sp & CS_SEEN))
         return; /* shown by another cone too: the same distance */
-    n->stamp = valid ? n->stamp | CS_SEEN : (cq->gen << CS_FLAG_BITS | CS_SEEN);
+    *sp = valid ? *sp | CS_SEEN : (cq->gen << CS_FLAG_BITS | CS_SEEN);
     n->g = d;
     cq->sl[cq->nsl++] = v;
     for (uint32_t i = 0; i < cq->ngl; i++)
@@ -887,9 +893,9 @@ static void ct_start_node(nav_corner_query *cq, uint32_t v, double d) {
 /* Node v is in the goal's sight at distance d: pairs with the start's.
    Once per search (cs_goal_sees returns for a node already CS_GOAL). */
 static void ct_goal_node(nav_corner_query *cq, uint32_t v, double d) {
-    cs_node *n = &cq->ns[v];
-    uint32_t valid = (n->stamp >> CS_FLAG_BITS) == cq->gen;
-    n->stamp = valid ? n->stamp | CS_GOAL : (cq->gen << CS_FLAG_BITS | CS_GOAL);
+    uint32_t *sp = &cq->st[v];
+    uint32_t valid = (*sp >> CS_FLAG_BITS) == cq->gen;
+    *sp = valid ? *sp | CS_GOAL : (cq->gen << CS_FLAG_BITS | CS_GOAL);
     cq->gd[v] = d;
     cq->gl[cq->ngl++] = v;
     for (uint32_t i = 0; i < cq->nsl; i++)
@@ -902,14 +908,14 @@ static void ct_goal_node(nav_corner_query *cq, uint32_t v, double d) {
 static uint32_t ct_chain(nav_corner_query *cq) {
     const nav_cgraph *gr = cq->gr;
     uint32_t v = cq->best_s, g = cq->best_g, n = 0;
-    cq->ns[v].stamp = cq->gen << CS_FLAG_BITS;
+    cq->st[v] = cq->gen << CS_FLAG_BITS;
     cq->chain[n++] = v;
     while (v != g) {
         uint16_t step = gr->tnext[(size_t)v * gr->nnodes + g];
         if (step == NAV_CORNER_TABLE_NONE || n >= gr->nnodes)
             return NAV_NONE;
         v = step & ~NAV_CORNER_TABLE_HOP & 0xffffu;
-        cq->ns[v].stamp = cq->gen << CS_FLAG_BITS | (step & NAV_CORNER_TABLE_HOP ? CS_HOP : 0);
+        cq->st[v] = cq->gen << CS_FLAG_BITS | (step & NAV_CORNER_TABLE_HOP ? CS_HOP : 0);
         cq->chain[n++] = v;
     }
     return n;
