@@ -736,8 +736,10 @@ static int cs_fill(nav_corner_query *cq, uint32_t sp, const float start[3], uint
     cs_put_poly(res, &np, sp);
     for (uint32_t i = 0; i <= n; i++) {
         uint32_t v = i < n ? cq->chain[i] : NAV_NONE;
-        double vx = i < n ? gr->xz[2 * (size_t)v] : cq->tx;
-        double vz = i < n ? gr->xz[2 * (size_t)v + 1] : cq->tz;
+        /* the node records' floats: the values of gr->xz, in lines the
+           search has just read */
+        double vx = i < n ? gr->node[v].x : cq->tx;
+        double vz = i < n ? gr->node[v].z : cq->tz;
         if (i < n && (cq->st[v] & CS_HOP)) {
             uint32_t l = (v - gr->ncorners) / 2;
             if (res->links && nl < res->max_links)
@@ -761,9 +763,9 @@ static int cs_fill(nav_corner_query *cq, uint32_t sp, const float start[3], uint
         /* a corner where the path does not move in xz is no corner */
         int skip =
             i < n && v < gr->ncorners &&
-            ((vx == px && vz == pz) || (i + 1 < n ? (vx == gr->xz[2 * (size_t)cq->chain[i + 1]] &&
-                                                     vz == gr->xz[2 * (size_t)cq->chain[i + 1] + 1])
-                                                  : (vx == cq->tx && vz == cq->tz)));
+            ((vx == px && vz == pz) ||
+             (i + 1 < n ? (vx == gr->node[cq->chain[i + 1]].x && vz == gr->node[cq->chain[i + 1]].z)
+                        : (vx == cq->tx && vz == cq->tz)));
         if (i == n) {
             cs_put_corner(res, &nc, end, prev);
         } else if (!skip) {
