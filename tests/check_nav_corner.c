@@ -394,6 +394,69 @@ static void corner_run(nav_corner_query *cq, cs_run *r, const nav_mesh *m, uint3
 }
 
 /*
+ * Edge targets: the search reads them as 16-bit ids when every id fits
+ * (adj16) and from adj past 65,536 nodes, which no test mesh reaches. The
+ * 16-bit copy must equal adj entry for entry, and a search over adj alone
+ * (adj16 taken away, as on a large graph) must give the same answers, bit
+ * for bit, as one over the copy; on random meshes of pillars, walls and
+ * bridges (their link nodes included), both against the reference.
+ */
+START_TEST(test_wide_edge_ids) {
+    nav_corner_query *cq = nav_corner_query_new();
+    ck_assert_ptr_nonnull(cq);
+    nav_corner_query_set_table(cq, 0); /* the A*, which scans the edges */
+    uint32_t compared = 0;
+    for (uint32_t seed = 1; seed <= 24; seed++) {
+        fx_random_opts o = fx_random_defaults();
+        o.width = o.height = 8 + seed % 5;
+        o.walls = seed % 3 == 1;
+        o.bridge = seed % 4 == 0;
+        nav_mesh *m = fx_random(seed, &o);
+        nav_cgraph *g = m->cgraph;
+        ck_assert_ptr_nonnull(g);
+        ck_assert_ptr_nonnull(g->adj16);
+        for (uint64_t i = 0; i < g->nedges; i++)
+            ck_assert_uint_eq(g->adj16[i], g->adj[i].to);
+        vg_ref *ref = vg_new(m, 0);
+        ck_assert_ptr_nonnull(ref);
+        uint32_t rng = seed * 2654435761u + 11;
+        for (int q = 0; q < 10; q++) {
+            float s[3], e[3];
+            uint32_t sp = fx_random_point(m, &rng, s), ep = fx_random_point(m, &rng, e);
+            if (!nav_mesh_reachable(m, sp, ep))
+                continue;
+            cs_run a, b;
+            corner_run(cq, &a, m, sp, s, ep, e);
+            uint16_t *keep = g->adj16;
+            g->adj16 = NULL;
+            corner_run(cq, &b, m, sp, s, ep, e);
+            g->adj16 = keep;
+            ck_assert_int_eq(a.st, b.st);
+            if (a.st != NAV_OK)
+                continue;
+            compared++;
+            ck_assert(a.res.length == b.res.length);
+            ck_assert_uint_eq(a.res.ncorners, b.res.ncorners);
+            ck_assert_uint_eq(a.res.npolys, b.res.npolys);
+            ck_assert_uint_eq(a.res.nodes_expanded, b.res.nodes_expanded);
+            ck_assert(memcmp(a.corners, b.corners, 3 * a.res.ncorners * sizeof(float)) == 0);
+            ck_assert(memcmp(a.polys, b.polys, a.res.npolys * sizeof(uint32_t)) == 0);
+            double got = 0, want = vg_shortest(ref, sp, s, ep, e);
+            for (uint32_t i = 1; i < a.res.ncorners; i++)
+                got += hypot((double)a.corners[3 * i] - a.corners[3 * i - 3],
+                             (double)a.corners[3 * i + 2] - a.corners[3 * i - 1]);
+            ck_assert_msg(fabs(got - want) <= 1e-4, "seed %u q %d: %.9f reference %.9f", seed, q,
+                          got, want);
+        }
+        vg_free(ref);
+        nav_mesh_free(m);
+    }
+    ck_assert_uint_gt(compared, 100);
+    nav_corner_query_free(cq);
+}
+END_TEST
+
+/*
  * The bound: a node known from the start side (cost g) that a goal cone
  * shows (distance d to the goal) gives a path of length g + d; a queue
  * entry whose key exceeds the least such length (plus a 1e-9 relative
@@ -638,6 +701,7 @@ Suite *nav_corner_suite(void) {
     tcase_add_test(tc, test_scratch_across_meshes);
     tcase_add_test(tc, test_budget);
     tcase_add_test(tc, test_bound_same_answers);
+    tcase_add_test(tc, test_wide_edge_ids);
     tcase_add_test(tc, test_threads_same_graph);
     suite_add_tcase(s, tc);
     TCase *th = tcase_create("http");
