@@ -393,68 +393,31 @@ static void corner_run(nav_corner_query *cq, cs_run *r, const nav_mesh *m, uint3
     r->st = nav_corner_search(cq, m, sp, s, ep, e, 0, 1u << 20, &r->res);
 }
 
-/*
- * Edge targets: the search reads them as 16-bit ids when every id fits
- * (adj16) and from adj past 65,536 nodes, which no test mesh reaches. The
- * 16-bit copy must equal adj entry for entry, and a search over adj alone
- * (adj16 taken away, as on a large graph) must give the same answers, bit
- * for bit, as one over the copy; on random meshes of pillars, walls and
- * bridges (their link nodes included), both against the reference.
- */
-START_TEST(test_wide_edge_ids) {
-    nav_corner_query *cq = nav_corner_query_new();
-    ck_assert_ptr_nonnull(cq);
-    nav_corner_query_set_table(cq, 0); /* the A*, which scans the edges */
-    uint32_t compared = 0;
-    for (uint32_t seed = 1; seed <= 24; seed++) {
-        fx_random_opts o = fx_random_defaults();
-        o.width = o.height = 8 + seed % 5;
-        o.walls = seed % 3 == 1;
-        o.bridge = seed % 4 == 0;
-        nav_mesh *m = fx_random(seed, &o);
-        nav_cgraph *g = m->cgraph;
-        ck_assert_ptr_nonnull(g);
-        ck_assert_ptr_nonnull(g->adj16);
-        for (uint64_t i = 0; i < g->nedges; i++)
-            ck_assert_uint_eq(g->adj16[i], g->adj[i].to);
-        vg_ref *ref = vg_new(m, 0);
-        ck_assert_ptr_nonnull(ref);
-        uint32_t rng = seed * 2654435761u + 11;
-        for (int q = 0; q < 10; q++) {
-            float s[3], e[3];
-            uint32_t sp = fx_random_point(m, &rng, s), ep = fx_random_point(m, &rng, e);
-            if (!nav_mesh_reachable(m, sp, ep))
-                continue;
-            cs_run a, b;
-            corner_run(cq, &a, m, sp, s, ep, e);
-            uint16_t *keep = g->adj16;
-            g->adj16 = NULL;
-            corner_run(cq, &b, m, sp, s, ep, e);
-            g->adj16 = keep;
-            ck_assert_int_eq(a.st, b.st);
-            if (a.st != NAV_OK)
-                continue;
-            compared++;
-            ck_assert(a.res.length == b.res.length);
-            ck_assert_uint_eq(a.res.ncorners, b.res.ncorners);
-            ck_assert_uint_eq(a.res.npolys, b.res.npolys);
-            ck_assert_uint_eq(a.res.nodes_expanded, b.res.nodes_expanded);
-            ck_assert(memcmp(a.corners, b.corners, 3 * a.res.ncorners * sizeof(float)) == 0);
-            ck_assert(memcmp(a.polys, b.polys, a.res.npolys * sizeof(uint32_t)) == 0);
-            double got = 0, want = vg_shortest(ref, sp, s, ep, e);
-            for (uint32_t i = 1; i < a.res.ncorners; i++)
-                got += hypot((double)a.corners[3 * i] - a.corners[3 * i - 3],
-                             (double)a.corners[3 * i + 2] - a.corners[3 * i - 1]);
-            ck_assert_msg(fabs(got - want) <= 1e-4, "seed %u q %d: %.9f reference %.9f", seed, q,
-                          got, want);
-        }
-        vg_free(ref);
-        nav_mesh_free(m);
-    }
-    ck_assert_uint_gt(compared, 100);
-    nav_corner_query_free(cq);
+/* The brute-force reference of m (nothing excluded). */
+static vg_ref *ref_new(const nav_mesh *m) {
+    vg_ref *r = vg_new(m, 0);
+    ck_assert_ptr_nonnull(r);
+    return r;
 }
-END_TEST
+
+/* A random start and goal on m; 1 when the goal is reachable. */
+static int rand_pair(const nav_mesh *m, uint32_t *rng, uint32_t *sp, float s[3], uint32_t *ep,
+                     float e[3]) {
+    *sp = fx_random_point(m, rng, s);
+    *ep = fx_random_point(m, rng, e);
+    return nav_mesh_reachable(m, *sp, *ep);
+}
+
+/* r's xz length is the brute-force reference's shortest (seed, q: where). */
+static void check_ref(vg_ref *ref, const cs_run *r, uint32_t sp, const float s[3], uint32_t ep,
+                      const float e[3], uint32_t seed, int q) {
+    double got = 0, want = vg_shortest(ref, sp, s, ep, e);
+    for (uint32_t i = 1; i < r->res.ncorners; i++)
+        got += hypot((double)r->corners[3 * i] - r->corners[3 * i - 3],
+                     (double)r->corners[3 * i + 2] - r->corners[3 * i - 1]);
+    ck_assert_msg(fabs(got - want) <= 1e-4, "seed %u q %d: %.9f reference %.9f", seed, q, got,
+                  want);
+}
 
 /*
  * The bound: a node known from the start side (cost g) that a goal cone
@@ -467,12 +430,21 @@ END_TEST
  * search with the bound off, on random meshes of pillars, walls, merged
  * runs and bridges, and against the brute-force visibility graph; the
  * bound must have kept entries out (else this tests nothing).
+ *
+ * The same queries check the edge targets' two forms: the search reads
+ * 16-bit ids when every id fits (adj16) and adj past 65,536 nodes, which
+ * no test mesh reaches. adj16 must equal adj entry for entry, and the A*
+ * (which scans the edges; the table mode does not) over adj alone must
+ * answer bit for bit as over the copy, and as the reference.
  */
 START_TEST(test_bound_same_answers) {
     nav_corner_query *with = nav_corner_query_new(), *without = nav_corner_query_new();
+    nav_corner_query *astar = nav_corner_query_new();
     ck_assert_ptr_nonnull(with);
     ck_assert_ptr_nonnull(without);
+    ck_assert_ptr_nonnull(astar);
     nav_corner_query_set_bound(without, 0);
+    nav_corner_query_set_table(astar, 0);
     uint32_t found = 0, queries = 0, same_steps = 0;
     for (uint32_t seed = 1; seed <= 60; seed++) {
         fx_random_opts o = fx_random_defaults();
@@ -482,14 +454,17 @@ START_TEST(test_bound_same_answers) {
         o.merge_runs = seed % 4 == 2;
         o.bridge = seed % 5 == 0;
         nav_mesh *m = fx_random(seed, &o);
-        ck_assert_ptr_nonnull(m->cgraph);
-        vg_ref *ref = vg_new(m, 0);
-        ck_assert_ptr_nonnull(ref);
+        nav_cgraph *g = m->cgraph;
+        ck_assert_ptr_nonnull(g);
+        ck_assert_ptr_nonnull(g->adj16);
+        for (uint64_t i = 0; i < g->nedges; i++)
+            ck_assert_uint_eq(g->adj16[i], g->adj[i].to);
+        vg_ref *ref = ref_new(m);
         uint32_t rng = seed * 2246822519u + 7;
         for (int q = 0; q < 12; q++) {
             float s[3], e[3];
-            uint32_t sp = fx_random_point(m, &rng, s), ep = fx_random_point(m, &rng, e);
-            if (!nav_mesh_reachable(m, sp, ep))
+            uint32_t sp, ep;
+            if (!rand_pair(m, &rng, &sp, s, &ep, e))
                 continue;
             queries++;
             cs_run a, b;
@@ -506,12 +481,22 @@ START_TEST(test_bound_same_answers) {
             ck_assert_uint_ge(a.res.npolys, 1);
             ck_assert_uint_eq(a.polys[0], sp);
             ck_assert_uint_eq(a.polys[a.res.npolys - 1], ep);
-            double got = 0, want = vg_shortest(ref, sp, s, ep, e);
-            for (uint32_t i = 1; i < a.res.ncorners; i++)
-                got += hypot((double)a.corners[3 * i] - a.corners[3 * i - 3],
-                             (double)a.corners[3 * i + 2] - a.corners[3 * i - 1]);
-            ck_assert_msg(fabs(got - want) <= 1e-4, "seed %u q %d: %.9f reference %.9f", seed, q,
-                          got, want);
+            check_ref(ref, &a, sp, s, ep, e, seed, q);
+            /* the A* over the 16-bit copy, then over adj alone */
+            corner_run(astar, &a, m, sp, s, ep, e);
+            uint16_t *a16 = g->adj16;
+            g->adj16 = NULL;
+            corner_run(astar, &b, m, sp, s, ep, e);
+            g->adj16 = a16;
+            ck_assert_int_eq(a.st, NAV_OK);
+            ck_assert_int_eq(b.st, NAV_OK);
+            ck_assert(a.res.length == b.res.length);
+            ck_assert_uint_eq(a.res.ncorners, b.res.ncorners);
+            ck_assert_uint_eq(a.res.npolys, b.res.npolys);
+            ck_assert_uint_eq(a.res.nodes_expanded, b.res.nodes_expanded);
+            ck_assert(memcmp(a.corners, b.corners, 3 * a.res.ncorners * sizeof(float)) == 0);
+            ck_assert(memcmp(a.polys, b.polys, a.res.npolys * sizeof(uint32_t)) == 0);
+            check_ref(ref, &a, sp, s, ep, e, seed, q);
         }
         vg_free(ref);
         nav_mesh_free(m);
@@ -524,6 +509,7 @@ START_TEST(test_bound_same_answers) {
     ck_assert_uint_eq(nav_corner_query_pruned(without), 0);
     nav_corner_query_free(with);
     nav_corner_query_free(without);
+    nav_corner_query_free(astar);
 }
 END_TEST
 
@@ -701,7 +687,6 @@ Suite *nav_corner_suite(void) {
     tcase_add_test(tc, test_scratch_across_meshes);
     tcase_add_test(tc, test_budget);
     tcase_add_test(tc, test_bound_same_answers);
-    tcase_add_test(tc, test_wide_edge_ids);
     tcase_add_test(tc, test_threads_same_graph);
     suite_add_tcase(s, tc);
     TCase *th = tcase_create("http");
