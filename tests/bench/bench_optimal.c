@@ -259,7 +259,9 @@ static int ob_need_on;      /* NAVD_BENCH_NEEDED=1: the (slow) needed-interval a
 
 /*
  * Instruction counts: NAVD_BENCH_CG="<mesh> <band> <algorithm>" (algorithm:
- * detour, graph, interval or corridor) runs that one band once more inside
+ * detour (the 65,535-node pool), detour-small (the 2,048-node one), default
+ * (the optimal search as shipped), graph (the corner graph forced on),
+ * interval or corridor) runs that one band once more inside
  * ob_cg_pass and prints nothing else for it, so
  *   NAVD_BENCH=optimal NAVD_BENCH_CG="town long graph" valgrind --tool=callgrind \
  *     --toggle-collect=ob_cg_pass build/bench_navd
@@ -300,7 +302,8 @@ static OB_NOINLINE void ob_cg_pass(nav_query *q, const nav_mesh *m, detour_ref *
 /* 1 when NAVD_BENCH_CG names another band (skip it), else 0; runs the
    named one for callgrind. */
 static int ob_cg(nav_query *q, const nav_mesh *m, const char *mesh, const char *band,
-                 const ob_req *rs, int n, const float ext[3], ob_buf *b, detour_ref *d) {
+                 const ob_req *rs, int n, const float ext[3], ob_buf *b, detour_ref *d,
+                 detour_ref *ds) {
     const char *cg = getenv("NAVD_BENCH_CG");
     if (!cg || !*cg)
         return 0;
@@ -308,14 +311,22 @@ static int ob_cg(nav_query *q, const nav_mesh *m, const char *mesh, const char *
     if (sscanf(cg, "%31s %15s %15s", want_mesh, want_band, algo) != 3 ||
         strcmp(want_mesh, mesh) != 0 || strcmp(want_band, band) != 0)
         return 1;
-    int graph = strcmp(algo, "interval") != 0;
+    int graph = strcmp(algo, "interval") != 0, auto_mode = strcmp(algo, "default") == 0;
     nav_algo a = strcmp(algo, "corridor") == 0 ? NAV_ALGO_CORRIDOR : NAV_ALGO_OPTIMAL;
-    int detour = strcmp(algo, "detour") == 0;
+    /* detour-small: the 2,048-node pool, whose per-query clear is 1 KB
+       (the 65,535-node pool's 32 KB memset is up to half of "detour") */
+    int small = strcmp(algo, "detour-small") == 0;
+    int detour = small || strcmp(algo, "detour") == 0;
+    if (small)
+        d = ds;
     if (detour && !d) {
-        printf("  %s %s: Detour cannot hold this mesh\n", mesh, band);
+        printf("  %s %s: Detour cannot hold this mesh%s\n", mesh, band,
+               small ? " at the small pool" : "");
         return 1;
     }
-    nav_optimal_use_graph(q->opt, graph ? NAV_OPT_GRAPH_ON : NAV_OPT_GRAPH_OFF);
+    nav_optimal_use_graph(q->opt, auto_mode ? NAV_OPT_GRAPH_AUTO
+                                  : graph   ? NAV_OPT_GRAPH_ON
+                                            : NAV_OPT_GRAPH_OFF);
     ob_cg_warm(q, m, detour ? d : NULL, rs, n, a, ext, b); /* warm up: scratch sized */
     /* NAVD_BENCH_CG_REPS=k: k passes (a sampling profiler's run) */
     const char *reps_s = getenv("NAVD_BENCH_CG_REPS");
@@ -417,7 +428,7 @@ static int ob_pair(nav_query *q, const nav_mesh *m, const char *mesh, const char
 static void ob_band(nav_query *q, const nav_mesh *m, const char *mesh, const char *band,
                     const ob_req *rs, int n, const float ext[3], int reps, ob_buf *b, ob_family fam,
                     ob_sum *sum) {
-    if (n == 0 || ob_cg(q, m, mesh, band, rs, n, ext, b, sum->detour) ||
+    if (n == 0 || ob_cg(q, m, mesh, band, rs, n, ext, b, sum->detour, sum->detour_small) ||
         ob_pair(q, m, mesh, band, rs, n, ext, b, sum->detour, sum->detour_small))
         return;
     ob_fig c, o, iv;
