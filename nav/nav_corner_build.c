@@ -256,13 +256,18 @@ static int cb_edges(cb_state *b, cb_chunk *ch, uint32_t u) {
     return 1;
 }
 
+/* Whether g's edge targets fit 16 bits (then the search reads adj16). */
+static int cb_narrow(const nav_cgraph *g) {
+    return g->nnodes <= 65536;
+}
+
 static size_t cb_memory(const nav_mesh *m, const nav_cgraph *g, uint64_t nedges) {
     size_t nn = (size_t)g->nnodes + 1;
     return sizeof *g + nn * (2 * sizeof(double) + sizeof(float) + 3 * sizeof(uint32_t)) +
            nn * (sizeof(nav_cnode) + 2 * sizeof(float)) + (size_t)g->ncorners * 4 * sizeof(double) +
            ((size_t)m->poly_start[m->npolys] + m->npolys + 1 + 2 * (size_t)m->nlinks + 1) *
                sizeof(uint32_t) +
-           (size_t)nedges * (sizeof(nav_cedge) + (g->nnodes <= 65536 ? sizeof(uint16_t) : 0)) +
+           (size_t)nedges * (sizeof(nav_cedge) + (cb_narrow(g) ? sizeof(uint16_t) : 0)) +
            nav_corner_merge_memory(g) + nav_corner_table_memory(g);
 }
 
@@ -408,7 +413,7 @@ static nav_status cb_pack(nav_cgraph *g) {
     g->fxz = malloc(((size_t)g->nnodes + 1) * 2 * sizeof *g->fxz);
     if (!g->node || !g->fxz)
         return NAV_E_NOMEM;
-    if (g->nnodes <= 65536) {
+    if (cb_narrow(g)) {
         g->adj16 = malloc((g->nedges ? g->nedges : 1) * sizeof *g->adj16);
         if (!g->adj16)
             return NAV_E_NOMEM;
