@@ -268,6 +268,37 @@ static inline int ray_put(uint32_t *out, uint32_t max, uint32_t *len, uint32_t p
 #define RAY_AMBIGUOUS (-1)
 #define RAY_FAN_MAX 64 /* polygons turned through around a corner */
 
+#define RAY_AT_B (NAV_NONE - 1) /* cw_left_exit: a vertex on the line (b, or a touch) */
+
+/*
+ * The exit edge (its local index) of the polygon whose slots start at s
+ * (nv of them), entered over local edge `entry` (its start o < 0: the
+ * previous polygon's exit end, the same vertex; its end o > 0) or, when
+ * entry is NAV_NONE, left from its local vertex `at` (a itself), read
+ * along the left chain only: the first vertex right of a -> b (o < 0)
+ * ends the exit edge. RAY_AT_B: a vertex lies on the line; NAV_NONE: no
+ * way out. o is cw_orient_k's with (ux, uz, k) for a -> b.
+ */
+static uint32_t cw_left_exit(const nav_mesh *m, uint32_t s, uint32_t nv, uint32_t entry,
+                             uint32_t at, double ax, double az, double ux, double uz, double k) {
+    uint32_t j = entry != NAV_NONE ? (entry + 1 == nv ? 0 : entry + 1) : at;
+    for (uint32_t i = 0; i < nv; i++) {
+        uint32_t j1 = j + 1 == nv ? 0 : j + 1;
+        if (j1 == entry)
+            return j;
+        if (j1 == at)
+            return NAV_NONE; /* round the polygon */
+        const float *v1 = nav_vert(m, m->poly_verts[s + j1]);
+        double o = cw_orient_k(ax, az, ux, uz, k, v1[0], v1[2]);
+        if (o == 0)
+            return RAY_AT_B;
+        if (o < 0)
+            return j;
+        j = j1;
+    }
+    return NAV_NONE;
+}
+
 /*
  * The segment walk's common case without a queue: a taut path's segment
  * runs from a corner (or the start, or a link's end) to the next through
@@ -366,31 +397,13 @@ static int cw_ray(const nav_mesh *m, uint32_t from, double ax, double az, double
         s = m->poly_start[p], nv = nav_poly_nverts(m, p);
         uint32_t exit = NAV_NONE;
         if (entry != NAV_NONE || at != NAV_NONE) {
-            /* the left chain from the entry edge's end (o > 0) or from a;
-               the entry edge's start is o < 0 (the previous polygon's
-               exit end, the same vertex) */
-            uint32_t j = entry != NAV_NONE ? (entry + 1 == nv ? 0 : entry + 1) : at;
-            for (uint32_t i = 0; i < nv && exit == NAV_NONE; i++) {
-                uint32_t j1 = j + 1 == nv ? 0 : j + 1;
-                if (j1 == entry) {
-                    exit = j;
-                    break;
+            exit = cw_left_exit(m, s, nv, entry, at, ax, az, ux, uz, k);
+            if (exit == RAY_AT_B) {
+                if (target_poly == NAV_NONE && is_target(ctx, p)) {
+                    *n = len;
+                    return 1;
                 }
-                if (j1 == at)
-                    return RAY_AMBIGUOUS; /* round the polygon: no way out */
-                const float *v1 = nav_vert(m, m->poly_verts[s + j1]);
-                double o = cw_orient_k(ax, az, ux, uz, k, v1[0], v1[2]);
-                if (o == 0) {
-                    /* on the line: b, or a touch */
-                    if (target_poly == NAV_NONE && is_target(ctx, p)) {
-                        *n = len;
-                        return 1;
-                    }
-                    return RAY_AMBIGUOUS;
-                }
-                if (o < 0)
-                    exit = j;
-                j = j1;
+                return RAY_AMBIGUOUS;
             }
         } else {
             const float *v0 = nav_vert(m, m->poly_verts[s]);
