@@ -299,6 +299,70 @@ static OB_NOINLINE void ob_cg_pass(nav_query *q, const nav_mesh *m, detour_ref *
     ob_cg_loop(q, m, d, rs, n, algo, ext, b);
 }
 
+/*
+ * NAVD_BENCH_CG_SPLIT=k (with NAVD_BENCH_CG naming a band and one of our
+ * algorithms): where in the band the time goes. Every query is timed on its
+ * own inside k passes over the band (ours, then Detour's, alternating; the
+ * small pool when it completes as many paths), each query keeping its best
+ * time, and the queries are grouped by the work our search did (graph nodes
+ * and cones taken, or polygons / intervals expanded). Prints per group the
+ * count, the mean best time of each and their ratio. A pass's figure is
+ * what the issue measures; this says which queries make it (on town's short
+ * band the ratio rises with the work: at par below 30, above 1.15 over 100).
+ */
+#define OB_SPLIT_MAX 4096
+static int ob_dcomplete(detour_ref *d, const ob_req *rs, int n, const float ext[3]);
+
+static void ob_cg_split(nav_query *q, const nav_mesh *m, const char *mesh, const char *band,
+                        const ob_req *rs, int n, nav_algo a, const float ext[3], ob_buf *b,
+                        detour_ref *d, detour_ref *ds, int passes) {
+    static double tq[OB_SPLIT_MAX], td[OB_SPLIT_MAX];
+    static uint32_t work[OB_SPLIT_MAX];
+    if (n > OB_SPLIT_MAX)
+        n = OB_SPLIT_MAX;
+    if (ds && ob_dcomplete(ds, rs, n, ext) >= ob_dcomplete(d, rs, n, ext))
+        d = ds;
+    for (int i = 0; i < n; i++)
+        tq[i] = td[i] = INFINITY;
+    for (int r = 0; r < passes; r++) {
+        for (int i = 0; i < n; i++) {
+            double t0 = bench_now();
+            ob_find(q, m, &rs[i], a, ext, b);
+            double t = bench_now() - t0;
+            tq[i] = t < tq[i] ? t : tq[i];
+            work[i] = b->res.nodes_expanded;
+        }
+        for (int i = 0; i < n; i++) {
+            double t0 = bench_now();
+            detour_ref_path(d, rs[i].start, rs[i].end, ext, NULL, NULL);
+            double t = bench_now() - t0;
+            td[i] = t < td[i] ? t : td[i];
+        }
+    }
+    static const uint32_t upto[] = {10, 30, 100, UINT32_MAX};
+    static const char *const name[] = {"0-10", "11-30", "31-100", "101+"};
+    double all_q = 0, all_d = 0;
+    for (int g = 0; g < 4; g++) {
+        uint32_t lo = g ? upto[g - 1] + 1 : 0;
+        double sq = 0, sd = 0, sw = 0;
+        int k = 0;
+        for (int i = 0; i < n; i++) {
+            if (work[i] < lo || work[i] > upto[g])
+                continue;
+            sq += tq[i], sd += td[i], sw += work[i];
+            k++;
+        }
+        all_q += sq, all_d += sd;
+        if (!k)
+            continue;
+        printf("  %s %s work %-6s %4d queries (mean work %6.1f): ours %7.2f us, Detour %7.2f us, "
+               "ratio %.2f\n",
+               mesh, band, name[g], k, sw / k, sq * 1e6 / k, sd * 1e6 / k, sd > 0 ? sq / sd : 0);
+    }
+    printf("  %s %s all: %d queries, sum of best times ours/Detour %.3f (%d passes)\n", mesh, band,
+           n, all_d > 0 ? all_q / all_d : 0, passes);
+}
+
 /* 1 when NAVD_BENCH_CG names another band (skip it), else 0; runs the
    named one for callgrind. */
 static int ob_cg(nav_query *q, const nav_mesh *m, const char *mesh, const char *band,
@@ -328,6 +392,12 @@ static int ob_cg(nav_query *q, const nav_mesh *m, const char *mesh, const char *
                                   : graph   ? NAV_OPT_GRAPH_ON
                                             : NAV_OPT_GRAPH_OFF);
     ob_cg_warm(q, m, detour ? d : NULL, rs, n, a, ext, b); /* warm up: scratch sized */
+    const char *split = getenv("NAVD_BENCH_CG_SPLIT");
+    if (split && atoi(split) > 0 && !detour) {
+        ob_cg_split(q, m, mesh, band, rs, n, a, ext, b, d, ds, atoi(split));
+        nav_optimal_use_graph(q->opt, NAV_OPT_GRAPH_AUTO);
+        return 1;
+    }
     /* NAVD_BENCH_CG_REPS=k: k passes (a sampling profiler's run) */
     const char *reps_s = getenv("NAVD_BENCH_CG_REPS");
     int reps = reps_s ? atoi(reps_s) : 1;
