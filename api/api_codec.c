@@ -255,7 +255,7 @@ static api_code decode_detail(const json_t *o, api_mesh_doc *d, api_err *e) {
     v = json_object_get(o, "triangles");
     if (!v)
         return api_fail(e, BAD, "detail.triangles is required");
-    size_t ntris, nranges;
+    size_t ntris = 0, nranges = 0; /* set by decode_tuples on success; -O3 cannot see it */
     if ((c = decode_tuples(v, "detail.triangles", 3, &d->detail_tris, &ntris, e)) != API_OK)
         return c;
     v = json_object_get(o, "polygon_triangles");
@@ -460,8 +460,12 @@ void api_format_time(int64_t unix_ms, char *buf, size_t size) {
     }
     struct tm tm;
     gmtime_r(&secs, &tm);
-    snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+    /* a date past year 9999 would not fit a caller's buffer: it is cut, still terminated
+       (the result is tested, so -O3's truncation warning, which sees every caller, is not) */
+    if (snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+                 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms) < 0 &&
+        size > 0)
+        buf[0] = '\0';
 }
 
 json_t *api_meta_encode(const store_meta *meta, const nav_mesh *m) {
