@@ -460,8 +460,9 @@ void api_format_time(int64_t unix_ms, char *buf, size_t size) {
     }
     struct tm tm;
     gmtime_r(&secs, &tm);
-    /* a date past year 9999 would not fit a caller's buffer: it is cut, still terminated
-       (the result is tested, so -O3's truncation warning, which sees every caller, is not) */
+    /* every caller's buffer is 40 bytes, room for any int fields (at most 31 characters);
+       a smaller one would get the text cut, still terminated. The result is tested so that
+       -O3's truncation warning, which cannot prove the fields' range, stays quiet. */
     if (snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
                  tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms) < 0 &&
         size > 0)
