@@ -25,10 +25,12 @@
  *     meets head-on: the reduced visibility graph of Lozano-Perez & Wesley,
  *     the pruning subgoal graphs use); plus each link's own hop;
  *   - a query walks the cones from the start and from the goal (the start's
- *     walk also notices a goal in plain sight), then runs A* from the
- *     start's visible corners with the Euclidean heuristic; at a corner
- *     reached from p it only follows edges that turn around the obstacle
- *     (taut paths), which halves the relaxations and loses no optimum.
+ *     walk also notices a goal in plain sight; for a near goal each corner
+ *     the search closes tests its own sight of the goal instead of the
+ *     goal's walk), then runs A* from the start's visible corners with the
+ *     Euclidean heuristic; at a corner reached from p it only follows
+ *     edges that turn around the obstacle (taut paths), which halves the
+ *     relaxations and loses no optimum.
  * The cones walk a coarser walk mesh (nav_corner_merge.c: polygons merged
  * while convex, at most 32 vertices, then straight runs of edges into the
  * same piece joined into one edge), so a room of small cells costs a few
@@ -122,6 +124,18 @@ void nav_corner_query_set_bound(nav_corner_query *cq, int on);
 /* For tests: on = 0 makes the search run A* over the graph even where the
    graph has its all-pairs table (nav_corner_table.c). */
 void nav_corner_query_set_table(nav_corner_query *cq, int on);
+/* How an A* search learns which nodes see the goal (nav_corner_search.c,
+   cs_try_goal): NAV_CORNER_RAYS_AUTO (the default) by sight tests from
+   the nodes it closes when start and goal are near (within 32 typical
+   polygon sizes), giving way to the goal's walk of cones after 64 tests,
+   else by that walk from the start; 0 always by the walk; n by tests,
+   the walk after n of them. Tests use the other values; the answer's
+   length is the same either way. */
+#define NAV_CORNER_RAYS_AUTO UINT32_MAX
+void nav_corner_query_set_rays(nav_corner_query *cq, uint32_t rays);
+/* Over this scratch's searches: sight tests made, and A* searches that
+   walked from the goal (zeros for NULL). */
+void nav_corner_query_goal_counts(const nav_corner_query *cq, uint64_t *tests, uint64_t *walks);
 /* Searches this scratch ran in table mode (0 for NULL). */
 uint64_t nav_corner_query_tabled(const nav_corner_query *cq);
 uint64_t nav_corner_query_pruned(const nav_corner_query *cq);
@@ -134,8 +148,8 @@ uint64_t nav_corner_query_pruned(const nav_corner_query *cq);
  * (nav_optimal_search) has checked the arguments and that end is
  * reachable. Fills res as nav_optimal_search documents (corners lifted on
  * the surface, polys, links, length, nodes_expanded, expanded).
- * NAV_E_LIMIT when more than max_nodes units of work (polygons walked plus
- * graph nodes expanded) would be needed; NAV_E_NOT_FOUND when no path
+ * NAV_E_LIMIT when more than max_nodes units of work (polygons walked,
+ * graph nodes expanded and sight tests) would be needed; NAV_E_NOT_FOUND when no path
  * exists; NAV_E_NOMEM when the scratch cannot grow.
  */
 nav_status nav_corner_search(nav_corner_query *cq, const nav_mesh *m, uint32_t start_poly,

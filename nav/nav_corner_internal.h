@@ -280,4 +280,16 @@ int nav_cwalk_segment(nav_cwalk *w, const nav_mesh *m, uint32_t from, double ax,
                       double bx, double bz, nav_seg_target_fn is_target, const void *ctx,
                       uint32_t target_poly, uint32_t *out, uint32_t max, uint32_t *n);
 
+/*
+ * Is b in sight of a: does the segment a -> b lie in the walkable region,
+ * walked by adjacency from polygon `from` (which holds a) to a polygon
+ * is_target says yes to? The segment walk's question without its chain
+ * (target_poly and out, max as there): 1 yes, 0 no, -1 when the scratch
+ * cannot grow. A segment that grazes a vertex is in sight (it lies in the
+ * closed region), where a cone may stop at the vertex.
+ */
+int nav_cwalk_sees(nav_cwalk *w, const nav_mesh *m, uint32_t from, double ax, double az, double bx,
+                   double bz, nav_seg_target_fn is_target, const void *ctx, uint32_t target_poly,
+                   uint32_t *out, uint32_t max);
+
 #endif

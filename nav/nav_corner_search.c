@@ -12,6 +12,8 @@
  *     |s c| + |c t| >= it); a corner they show learns its distance to t;
  *   - graph nodes: key = g + |c t| (A*, Euclidean heuristic, consistent
  *     because a link costs at least the xz distance between its ends).
+ * When start and goal are near, no goal cones: each node closed tests its
+ * own sight of the goal instead (cs_try_goal), cheaper there.
  * So neither walk goes past the ellipse the answer lies in, and the graph
  * search over corners replaces the interval search's propagation from
  * every bend. When the goal node is taken from the queue, no waiting item
@@ -94,7 +96,19 @@ struct nav_corner_query {
     uint32_t goal_node; /* = gr->nnodes */
     uint32_t goal[CS_MAX_GOAL], ngoal;
     int direct, nomem;
-    uint64_t excl; /* link areas not to take */
+    /* Sight tests (see cs_try_goal): while `tests` is set no goal walk
+       runs and every node closed tests its sight of the goal; ntests this
+       search's tests, max_tests how many before the goal's walk starts
+       after all; end_piece the goal's piece, where that walk begins. */
+    int tests;
+    uint32_t ntests, max_tests, end_piece;
+    const uint32_t *work; /* cs_run's count of cones and nodes taken */
+    uint32_t max_work;    /* the search's budget (work + tests) */
+    int over;             /* a test was due past the budget */
+    uint32_t rays;        /* nav_corner_query_set_rays (NAV_CORNER_RAYS_AUTO) */
+    uint64_t sight_tests; /* over all searches: tests made */
+    uint64_t goal_walks;  /* over all searches: A* searches that walked from the goal */
+    uint64_t excl;        /* link areas not to take */
     /* A bound on the answer's length, times 1 + CS_UB_SLACK: the least
        g + |v t| over the nodes known both from the start side (g, a path)
        and from a goal cone (v sees t), so a path of that length exists.
@@ -111,7 +125,19 @@ struct nav_corner_query {
 };
 
 nav_corner_query *nav_corner_query_new(void) {
-    return calloc(1, sizeof(nav_corner_query));
+    nav_corner_query *cq = calloc(1, sizeof(nav_corner_query));
+    if (cq)
+        cq->rays = NAV_CORNER_RAYS_AUTO;
+    return cq;
+}
+
+void nav_corner_query_set_rays(nav_corner_query *cq, uint32_t rays) {
+    cq->rays = rays;
+}
+
+void nav_corner_query_goal_counts(const nav_corner_query *cq, uint64_t *tests, uint64_t *walks) {
+    *tests = cq ? cq->sight_tests : 0;
+    *walks = cq ? cq->goal_walks : 0;
 }
 
 void nav_corner_query_set_bound(nav_corner_query *cq, int on) {
@@ -563,6 +589,89 @@ static void cs_to_goal(nav_corner_query *cq, uint32_t u) {
     cs_relax(cq, cq->goal_node, cq->tx, cq->tz, cq->ns[u].g + cq->gd[u], u, 0);
 }
 
+static int cs_goal_piece(const void *ctx, uint32_t p) {
+    return cs_in_goal(ctx, p);
+}
+
+/* Starts the walk of cones from the goal (at the search's start, or when
+   sight tests give way to it). */
+static void cs_walk_goal(nav_corner_query *cq) {
+    cq->goal_walks++;
+    if (!nav_cwalk_begin(&cq->wg, cq->gr->wm, cq->end_piece, 0)) {
+        cq->nomem = 1;
+        return;
+    }
+    cs_take_cones(cq, &cq->wg, CS_GCONE);
+}
+
+/*
+ * Sight tests instead of the goal's walk. The goal's cones tell every
+ * node that sees the goal its distance to it, and they cost as much as
+ * the start's: on a short query that is half the search (town's shortest
+ * third: 15 cones for 5 graph nodes in its 11-30 work group). But the
+ * search only needs to know, of each node it closes, whether it sees the
+ * goal: then the goal is offered at g + |u t| (as cs_to_goal), and A*
+ * with the Euclidean heuristic stays exact, because the last corner of
+ * the shortest path is closed before the goal leaves the queue and offers
+ * it the answer's length. So closed node u tests its segment to the goal
+ * (nav_cwalk_sees: one exit edge per polygon crossed, usually a few
+ * polygons until a wall) after the cheap rules that make most tests
+ * needless: u must be tangent toward the goal and the turn at u taut (as
+ * a goal cone's node is), and the path through u must beat the goal's
+ * offer so far. A test sees through a grazed vertex where a cone stops,
+ * so it may find a path of equal length the walk would reach by one more
+ * corner; never a longer one nor one outside the region.
+ *
+ * Tests pay per closed node, the walk per cone near the goal; on long
+ * queries the nodes win (town's longest third: 2.4x the goal walk's
+ * instructions in tests). So tests run when the start and the goal are
+ * within CS_TEST_CELLS typical polygon sizes (gr->cell), and give way to
+ * the goal's walk after CS_TEST_MAX of them (a near goal behind a long
+ * wall). Measured per query, each query's best of 15 passes (session
+ * 14, bench split): town's short band 0.87x the walk's time; by distance
+ * in cells, tests cost 0.47x (0-5), 0.68x (10-15), 0.92x (20-25), 0.97x
+ * (30-40), 1.09x (40-60); random320 short 0.64-0.73x, medium (40-100
+ * cells) 1.11x.
+ */
+#define CS_TEST_CELLS 32.0
+#define CS_TEST_MAX 64
+
+/* Closed node u (g final, p its parent's position, sigma its turn):
+   tests its sight of the goal and offers the goal when it sees it. */
+static void cs_try_goal(nav_corner_query *cq, uint32_t u, double px, double pz, double sigma) {
+    const nav_cgraph *gr = cq->gr;
+    const nav_cnode *nd = &gr->node[u];
+    double ux = nd->x, uz = nd->z;
+    if (gr->wpoly[u] == NAV_NONE || (u < gr->ncorners && !cs_tangent(nd, cq->tx, cq->tz)))
+        return;
+    if (sigma * nav_corner_side(px, pz, ux, uz, cq->tx, cq->tz) < 0)
+        return; /* as cs_to_goal: not taut */
+    double gd = cs_dist(ux, uz, cq->tx, cq->tz), f = cq->ns[u].g + gd;
+    uint32_t gs = cq->st[cq->goal_node];
+    if (f > cq->ub || ((gs >> CS_FLAG_BITS) == cq->gen && cq->ns[cq->goal_node].g <= f))
+        return; /* no shorter than a path known */
+    if (*cq->work + cq->ntests >= cq->max_work) {
+        cq->over = 1; /* a test is a unit of work too (cs_run stops) */
+        return;
+    }
+    if (cq->ntests >= cq->max_tests) {
+        /* the walk shows u too, and offers the goal from it (closed) */
+        cq->tests = 0;
+        cs_walk_goal(cq);
+        return;
+    }
+    cq->ntests++;
+    int sees = nav_cwalk_sees(&cq->wg, gr->wm, gr->wpoly[u], ux, uz, cq->tx, cq->tz, cs_goal_piece,
+                              cq, cq->goal[0], cq->seg, cq->seg_cap);
+    if (sees < 0)
+        cq->nomem = 1;
+    if (sees <= 0)
+        return;
+    cq->gd[u] = gd;
+    cs_bound_by(cq, cq->ns[u].g, gd);
+    cs_relax(cq, cq->goal_node, cq->tx, cq->tz, f, u, 0);
+}
+
 /* A goal cone: the distance to the goal of every node it shows. */
 static void ct_goal_node(nav_corner_query *cq, uint32_t v, double d);
 
@@ -647,7 +756,9 @@ static void cs_expand(nav_corner_query *cq, uint32_t u) {
     const nav_cnode *nu = &gr->node[u];
     double ux = nu->x, uz = nu->z, gu = cq->ns[u].g;
     double px, pz, sigma = cs_sigma(cq, u, &px, &pz);
-    if (cq->st[u] & CS_GOAL)
+    if (cq->tests)
+        cs_try_goal(cq, u, px, pz, sigma);
+    else if (cq->st[u] & CS_GOAL)
         cs_to_goal(cq, u);
     /* the half whose obstacle side matches the turn (both when no rule) */
     uint32_t i = nu->adj_start, end = nu[1].adj_start;
@@ -792,11 +903,18 @@ static int cs_run(nav_corner_query *cq, uint32_t start_poly, uint32_t end_poly, 
     cq->nsl = cq->ngl = 0;
     cq->best = INFINITY;
     cq->best_s = cq->best_g = NAV_NONE;
-    if (!nav_cwalk_begin(&cq->w, m, cq->gr->wof[start_poly], 0) ||
-        !nav_cwalk_begin(&cq->wg, m, cq->gr->wof[end_poly], 0))
+    if (!nav_cwalk_begin(&cq->w, m, cq->gr->wof[start_poly], 0))
         return -2;
     cs_take_cones(cq, &cq->w, CS_SCONE);
-    cs_take_cones(cq, &cq->wg, CS_GCONE);
+    if (!cq->tests) {
+        if (table) { /* the table mode's pairs are counted apart */
+            if (!nav_cwalk_begin(&cq->wg, m, cq->end_piece, 0))
+                return -2;
+            cs_take_cones(cq, &cq->wg, CS_GCONE);
+        } else {
+            cs_walk_goal(cq);
+        }
+    }
     nav_cone cone;
     while (!cs_queue_empty(cq) && !cq->nomem) {
         cs_heap e = cs_pop(cq);
@@ -813,14 +931,16 @@ static int cs_run(nav_corner_query *cq, uint32_t start_poly, uint32_t end_poly, 
             if (cq->st[u] & CS_CLOSED)
                 continue;
         }
-        if (*work >= max_nodes)
-            return -1;
+        if (*work + cq->ntests >= max_nodes)
+            return -1; /* a sight test is a unit of work too */
         ++*work;
         if (e.tag == CS_NODE) {
             cq->st[e.id] |= CS_CLOSED;
             if (cq->res->expanded) /* the debug list only: spare the load */
                 cs_record(cq, cq->gr->poly[e.id]);
             cs_expand(cq, e.id);
+            if (cq->over)
+                return -1;
             continue;
         }
         int from_start = e.tag == CS_SCONE;
@@ -945,8 +1065,21 @@ nav_status nav_corner_search(nav_corner_query *cq, const nav_mesh *m, uint32_t s
     uint32_t work = 0, n = 0;
     int table = !cq->no_table && nav_corner_table_usable(gr, exclude_mask);
     cq->tabled += (uint64_t)table;
+    /* sight tests or the goal's walk (see cs_try_goal); never in table
+       mode, which pairs the nodes the goal's walk shows */
+    uint32_t rays = cq->rays;
+    if (rays == NAV_CORNER_RAYS_AUTO)
+        rays = cs_dist(cq->sx, cq->sz, cq->tx, cq->tz) < CS_TEST_CELLS * gr->cell ? CS_TEST_MAX : 0;
+    cq->tests = !table && rays > 0;
+    cq->ntests = 0;
+    cq->max_tests = rays;
+    cq->end_piece = gr->wof[end_poly];
+    cq->work = &work;
+    cq->max_work = max_nodes;
+    cq->over = 0;
     int r = cs_run(cq, start_poly, end_poly, max_nodes, &work, table);
-    res->nodes_expanded = work;
+    cq->sight_tests += cq->ntests;
+    res->nodes_expanded = work + cq->ntests;
     if (r <= 0)
         return r == 0 ? NAV_E_NOT_FOUND : r == -1 ? NAV_E_LIMIT : NAV_E_NOMEM;
     if (table && !cq->direct) {

@@ -266,6 +266,7 @@ static inline int ray_put(uint32_t *out, uint32_t max, uint32_t *len, uint32_t p
 }
 
 #define RAY_AMBIGUOUS (-1)
+#define RAY_BLOCKED 0  /* cw_ray: out of sight, decided without a touch */
 #define RAY_FAN_MAX 64 /* polygons turned through around a corner */
 
 #define RAY_AT_B (NAV_NONE - 1) /* cw_left_exit: a vertex on the line (b, or a touch) */
@@ -306,11 +307,15 @@ static uint32_t cw_left_exit(const nav_mesh *m, uint32_t s, uint32_t nv, uint32_
  * found one exit edge at a time. From a vertex of `from` the walk first
  * turns through the fan around it, over the edges at that vertex, to the
  * polygon whose angle holds the direction to b. 1: the chain to the
- * target is in out[0..*n); RAY_AMBIGUOUS when the segment touches a vertex
- * other than a, runs along an edge, ends short of a target, meets a wall
- * or needs more than max polygons: the breadth-first walk answers those
- * (it tries every polygon the segment touches). On town, 290 of the
- * 20,811 segments of its 1,958 reference paths are left to it.
+ * target is in out[0..*n); RAY_BLOCKED when, with no vertex on the line so
+ * far, the segment ends inside a polygon no target or crosses a wall
+ * edge's inside (it is not in sight; a target polygon there is left to the
+ * breadth-first walk); RAY_AMBIGUOUS when the segment touches a vertex
+ * other than a, runs along an edge, ends on an exit edge, meets walls both
+ * ways round a's fan or needs more than max polygons: the breadth-first
+ * walk answers those (it tries every polygon the segment touches). On
+ * town, 290 of the 20,811 segments of its 1,958 reference paths are left
+ * to it.
  */
 static int cw_ray(const nav_mesh *m, uint32_t from, double ax, double az, double bx, double bz,
                   nav_seg_target_fn is_target, const void *ctx, uint32_t target_poly, uint32_t *out,
@@ -427,9 +432,14 @@ static int cw_ray(const nav_mesh *m, uint32_t from, double ax, double az, double
         uint32_t nb = m->poly_nei[s + exit];
         const float *va = nav_vert(m, m->poly_verts[s + exit]);
         const float *vb = nav_vert(m, m->poly_verts[s + (exit + 1 == nv ? 0 : exit + 1)]);
-        /* b on the inner side of (or on) the exit edge: the segment ends
-           in p, which is no target */
-        if (nb == NAV_NONE || nav_corner_orient(va[0], va[2], vb[0], vb[2], bx, bz) <= 0)
+        /* b on the inner side of the exit edge: the segment ends in p,
+           which is no target (the loop stops at target_poly; another
+           target, with b on its boundary, is the breadth-first walk's);
+           b beyond a wall edge crossed inside: blocked */
+        double ob = nav_corner_orient(va[0], va[2], vb[0], vb[2], bx, bz);
+        if ((ob < 0 || (nb == NAV_NONE && ob > 0)) && !is_target(ctx, p))
+            return RAY_BLOCKED; /* b in p, or the segment crosses a wall's inside */
+        if (nb == NAV_NONE || ob == 0)
             return RAY_AMBIGUOUS;
         entry = m->poly_twin[s + exit] - m->poly_start[nb];
         at = NAV_NONE;
@@ -441,15 +451,14 @@ static int cw_ray(const nav_mesh *m, uint32_t from, double ax, double az, double
     return 1;
 }
 
-int nav_cwalk_segment(nav_cwalk *w, const nav_mesh *m, uint32_t from, double ax, double az,
-                      double bx, double bz, nav_seg_target_fn is_target, const void *ctx,
-                      uint32_t target_poly, uint32_t *out, uint32_t max, uint32_t *n) {
-    *n = 0;
-    int r = cw_ray(m, from, ax, az, bx, bz, is_target, ctx, target_poly, out, max, n);
-    if (r != RAY_AMBIGUOUS)
-        return r;
+/* The breadth-first walk over every polygon the segment touches (the
+   cases cw_ray leaves): 1 with the chain to a target in out[0..*n), 0 when
+   none is reached, -1 when the scratch cannot grow. */
+static int cw_bfs(nav_cwalk *w, const nav_mesh *m, uint32_t from, double ax, double az, double bx,
+                  double bz, nav_seg_target_fn is_target, const void *ctx, uint32_t *out,
+                  uint32_t max, uint32_t *n) {
     if (!cw_prepare(w, m))
-        return 0;
+        return -1;
     if (w->scap < m->npolys) {
         uint32_t *q = realloc(w->sq, (size_t)m->npolys * sizeof *q);
         if (q)
@@ -458,7 +467,7 @@ int nav_cwalk_segment(nav_cwalk *w, const nav_mesh *m, uint32_t from, double ax,
         if (p)
             w->spar = p;
         if (!q || !p)
-            return 0;
+            return -1;
         w->scap = m->npolys;
     }
     double tol_a = 1e-6 * (1.0 + fabs(ax) + fabs(az)), tol_b = 1e-6 * (1.0 + fabs(bx) + fabs(bz));
@@ -496,4 +505,24 @@ int nav_cwalk_segment(nav_cwalk *w, const nav_mesh *m, uint32_t from, double ax,
         }
     }
     return 0;
+}
+
+int nav_cwalk_segment(nav_cwalk *w, const nav_mesh *m, uint32_t from, double ax, double az,
+                      double bx, double bz, nav_seg_target_fn is_target, const void *ctx,
+                      uint32_t target_poly, uint32_t *out, uint32_t max, uint32_t *n) {
+    *n = 0;
+    int r = cw_ray(m, from, ax, az, bx, bz, is_target, ctx, target_poly, out, max, n);
+    if (r == 1)
+        return r;
+    return cw_bfs(w, m, from, ax, az, bx, bz, is_target, ctx, out, max, n) > 0;
+}
+
+int nav_cwalk_sees(nav_cwalk *w, const nav_mesh *m, uint32_t from, double ax, double az, double bx,
+                   double bz, nav_seg_target_fn is_target, const void *ctx, uint32_t target_poly,
+                   uint32_t *out, uint32_t max) {
+    uint32_t n = 0;
+    int r = cw_ray(m, from, ax, az, bx, bz, is_target, ctx, target_poly, out, max, &n);
+    if (r != RAY_AMBIGUOUS)
+        return r;
+    return cw_bfs(w, m, from, ax, az, bx, bz, is_target, ctx, out, max, &n);
 }

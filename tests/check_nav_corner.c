@@ -513,39 +513,183 @@ START_TEST(test_bound_same_answers) {
 }
 END_TEST
 
-/* The graph search spends at most max_nodes (cones walked plus nodes
-   expanded) and then says NAV_E_LIMIT; with enough it answers. */
-START_TEST(test_budget) {
-    fx_random_opts ro = fx_random_defaults();
-    ro.width = ro.height = 20;
-    ro.hole_ratio = 0.25f;
-    ro.islands = 0;
-    nav_mesh *m = fx_random(5, &ro);
-    nav_optimal *o = nav_optimal_new(1u << 16);
-    nav_optimal_use_graph(o, NAV_OPT_GRAPH_ON);
-    uint32_t rng = 7, limited = 0;
-    for (int q = 0; q < 30; q++) {
-        float s[3], e[3];
-        uint32_t sp = fx_random_point(m, &rng, s), ep = fx_random_point(m, &rng, e);
-        run r;
-        memset(&r.res, 0, sizeof r.res);
-        r.res.corners = r.corners, r.res.max_corners = 256;
-        nav_optimal_stats a, b;
-        nav_optimal_stats_get(o, &a);
-        r.st = nav_optimal_search(o, m, sp, s, ep, e, 0, 0, &r.res);
-        nav_optimal_stats_get(o, &b);
-        ck_assert_int_eq(r.st, NAV_OK);
-        uint32_t need = r.res.nodes_expanded;
-        if (b.graph_searches == a.graph_searches || need < 4)
-            continue; /* the straight walk answered (its count is of polygons walked) */
-        r.st = nav_optimal_search(o, m, sp, s, ep, e, 0, need / 2, &r.res);
-        ck_assert_int_eq(r.st, NAV_E_LIMIT);
-        ck_assert_uint_le(r.res.nodes_expanded, need / 2);
-        limited++;
+/*
+ * Sight tests (nav_corner_search.c, cs_try_goal): an A* search may learn
+ * which nodes see the goal by testing each closed node's segment to it
+ * instead of walking cones from the goal. Claim: the answer's length is
+ * the same every way: the goal's walk alone (rays 0), one test and then
+ * the walk (1, the hand-over mid-search), tests alone (never the walk),
+ * and the default; each equal to the brute-force reference. On random
+ * meshes of pillars, walls, merged runs (collinear vertices, grazing
+ * sight lines), triangles, jittered vertices and bridges. The counts
+ * must show each way was taken (else this tests nothing).
+ */
+START_TEST(test_sight_tests_same_lengths) {
+    static const uint32_t rays[4] = {0, 1, NAV_CORNER_RAYS_AUTO - 1, NAV_CORNER_RAYS_AUTO};
+    nav_corner_query *cq[4];
+    for (int k = 0; k < 4; k++) {
+        cq[k] = nav_corner_query_new();
+        ck_assert_ptr_nonnull(cq[k]);
+        nav_corner_query_set_table(cq[k], 0);
+        nav_corner_query_set_rays(cq[k], rays[k]);
     }
-    ck_assert_uint_gt(limited, 5);
-    nav_optimal_free(o);
+    uint32_t queries = 0, found = 0;
+    for (uint32_t seed = 1; seed <= 60; seed++) {
+        fx_random_opts o = fx_random_defaults();
+        o.width = o.height = 8 + seed % 7;
+        o.hole_ratio = 0.15f + 0.05f * (float)(seed % 4);
+        o.walls = seed % 4 == 1;
+        o.merge_runs = seed % 6 == 2;
+        o.triangulate = seed % 3 == 0;
+        o.jitter = seed % 6 == 5 ? 0.25f : 0.0f;
+        o.bridge = seed % 5 == 0;
+        nav_mesh *m = fx_random(seed, &o);
+        ck_assert_ptr_nonnull(m->cgraph);
+        vg_ref *ref = ref_new(m);
+        uint32_t rng = seed * 3266489917u + 11;
+        for (int q = 0; q < 12; q++) {
+            float s[3], e[3];
+            uint32_t sp, ep;
+            if (!rand_pair(m, &rng, &sp, s, &ep, e))
+                continue;
+            queries++;
+            cs_run r[4];
+            for (int k = 0; k < 4; k++) {
+                corner_run(cq[k], &r[k], m, sp, s, ep, e);
+                ck_assert_int_eq(r[k].st, r[0].st);
+            }
+            if (r[0].st != NAV_OK)
+                continue;
+            found++;
+            for (int k = 0; k < 4; k++) {
+                ck_assert_msg(fabs(r[k].res.length - r[0].res.length) <=
+                                  1e-9 * (1 + r[0].res.length),
+                              "seed %u q %d rays %u: %.12f, by the goal's walk %.12f", seed, q,
+                              rays[k], r[k].res.length, r[0].res.length);
+                ck_assert_uint_eq(r[k].polys[0], sp);
+                ck_assert_uint_eq(r[k].polys[r[k].res.npolys - 1], ep);
+                check_ref(ref, &r[k], sp, s, ep, e, seed, q);
+            }
+        }
+        vg_free(ref);
+        nav_mesh_free(m);
+    }
+    uint64_t tests[4], walks[4];
+    for (int k = 0; k < 4; k++)
+        nav_corner_query_goal_counts(cq[k], &tests[k], &walks[k]);
+    printf("nav_corner sight tests: %u queries, %u paths; tests / goal walks: walk only %llu / "
+           "%llu, one test %llu / %llu, tests only %llu / %llu, default %llu / %llu\n",
+           queries, found, (unsigned long long)tests[0], (unsigned long long)walks[0],
+           (unsigned long long)tests[1], (unsigned long long)walks[1], (unsigned long long)tests[2],
+           (unsigned long long)walks[2], (unsigned long long)tests[3],
+           (unsigned long long)walks[3]);
+    ck_assert_uint_gt(found, queries / 2);
+    /* rays 0: every search walks from the goal, none tests */
+    ck_assert_uint_eq(tests[0], 0);
+    ck_assert_uint_eq(walks[0], queries);
+    /* one test, then the walk: both happened, the walk more than once */
+    ck_assert_uint_gt(tests[1], 0);
+    ck_assert_uint_gt(walks[1], 1);
+    ck_assert_uint_lt(walks[1], queries);
+    /* tests only: many tests, no walk; these meshes are all near (the
+       default tests too) */
+    ck_assert_uint_gt(tests[2], queries);
+    ck_assert_uint_eq(walks[2], 0);
+    ck_assert_uint_gt(tests[3], 0);
+    for (int k = 0; k < 4; k++)
+        nav_corner_query_free(cq[k]);
+}
+END_TEST
+
+/*
+ * The default's choice: sight tests when start and goal are less than 32
+ * typical polygon sizes apart (nav_corner_cell), the goal's walk from the
+ * start when they are farther; tests give way to the walk after 64. On a
+ * 60 x 60 field of pillars with random pairs, each search's counts say
+ * which way it went: exactly as the rule predicts.
+ */
+START_TEST(test_sight_tests_by_distance) {
+    fx_random_opts o = fx_random_defaults();
+    o.width = o.height = 60;
+    o.hole_ratio = 0.2f;
+    nav_mesh *m = fx_random(21, &o);
+    ck_assert_ptr_nonnull(m->cgraph);
+    ck_assert(!nav_corner_has_table(m->cgraph));
+    double cell = nav_corner_cell(m->cgraph);
+    ck_assert(cell > 0);
+    nav_corner_query *cq = nav_corner_query_new();
+    ck_assert_ptr_nonnull(cq);
+    uint32_t rng = 99, near = 0, far = 0, handed = 0;
+    for (int q = 0; q < 200; q++) {
+        float s[3], e[3];
+        uint32_t sp, ep;
+        if (!rand_pair(m, &rng, &sp, s, &ep, e))
+            continue;
+        double d = hypot((double)e[0] - s[0], (double)e[2] - s[2]) / cell;
+        if (fabs(d - 32) < 1e-3)
+            continue; /* on the line: either is right */
+        uint64_t t0, w0, t1, w1;
+        nav_corner_query_goal_counts(cq, &t0, &w0);
+        cs_run r;
+        corner_run(cq, &r, m, sp, s, ep, e);
+        ck_assert_int_eq(r.st, NAV_OK);
+        nav_corner_query_goal_counts(cq, &t1, &w1);
+        if (d > 32) {
+            far++;
+            ck_assert_uint_eq(t1 - t0, 0);
+            ck_assert_uint_eq(w1 - w0, 1);
+        } else {
+            near++;
+            ck_assert_uint_le(t1 - t0, 64);
+            ck_assert_uint_le(w1 - w0, t1 - t0 == 64 ? 1 : 0);
+            handed += w1 - w0;
+        }
+    }
+    printf("nav_corner sight tests by distance: %u near, %u far, %u near handed to the walk\n",
+           near, far, handed);
+    ck_assert_uint_gt(near, 20);
+    ck_assert_uint_gt(far, 20);
+    nav_corner_query_free(cq);
     nav_mesh_free(m);
+}
+END_TEST
+
+/* The graph search spends at most max_nodes (cones walked plus nodes
+   expanded plus sight tests) and then says NAV_E_LIMIT; with enough it
+   answers. In table mode and in A* (where the tests run). */
+START_TEST(test_budget) {
+    for (int mode = 0; mode < 2; mode++) {
+        fx_random_opts ro = fx_random_defaults();
+        ro.width = ro.height = 20;
+        ro.hole_ratio = 0.25f;
+        ro.islands = 0;
+        nav_mesh *m = fx_random(5, &ro);
+        nav_optimal *o = nav_optimal_new(1u << 16);
+        nav_optimal_use_graph(o, mode ? NAV_OPT_GRAPH_ASTAR : NAV_OPT_GRAPH_ON);
+        uint32_t rng = 7, limited = 0;
+        for (int q = 0; q < 30; q++) {
+            float s[3], e[3];
+            uint32_t sp = fx_random_point(m, &rng, s), ep = fx_random_point(m, &rng, e);
+            run r;
+            memset(&r.res, 0, sizeof r.res);
+            r.res.corners = r.corners, r.res.max_corners = 256;
+            nav_optimal_stats a, b;
+            nav_optimal_stats_get(o, &a);
+            r.st = nav_optimal_search(o, m, sp, s, ep, e, 0, 0, &r.res);
+            nav_optimal_stats_get(o, &b);
+            ck_assert_int_eq(r.st, NAV_OK);
+            uint32_t need = r.res.nodes_expanded;
+            if (b.graph_searches == a.graph_searches || need < 4)
+                continue; /* the straight walk answered (its count is of polygons walked) */
+            r.st = nav_optimal_search(o, m, sp, s, ep, e, 0, need / 2, &r.res);
+            ck_assert_int_eq(r.st, NAV_E_LIMIT);
+            ck_assert_uint_le(r.res.nodes_expanded, need / 2);
+            limited++;
+        }
+        ck_assert_uint_gt(limited, 5);
+        nav_optimal_free(o);
+        nav_mesh_free(m);
+    }
 }
 END_TEST
 
@@ -685,6 +829,8 @@ Suite *nav_corner_suite(void) {
     tcase_add_test(tc, test_walk_joins_straight_runs);
     tcase_add_test(tc, test_dispatch);
     tcase_add_test(tc, test_scratch_across_meshes);
+    tcase_add_test(tc, test_sight_tests_same_lengths);
+    tcase_add_test(tc, test_sight_tests_by_distance);
     tcase_add_test(tc, test_budget);
     tcase_add_test(tc, test_bound_same_answers);
     tcase_add_test(tc, test_threads_same_graph);
