@@ -128,9 +128,9 @@ void nav_corner_query_set_table(nav_corner_query *cq, int on);
    cs_try_goal): NAV_CORNER_RAYS_AUTO (the default) by sight tests from
    the nodes it closes when start and goal are near (within 32 typical
    polygon sizes), giving way to the goal's walk of cones after 64 tests,
-   else by that walk from the start; 0 always by the walk; n by tests,
-   the walk after n of them. Tests use the other values; the answer's
-   length is the same either way. */
+   else by that walk from the start. For tests: 0 always by the walk; n
+   by sight tests, the walk after n of them. The answer's length is the
+   same every way. */
 #define NAV_CORNER_RAYS_AUTO UINT32_MAX
 void nav_corner_query_set_rays(nav_corner_query *cq, uint32_t rays);
 /* Over this scratch's searches: sight tests made, and A* searches that
