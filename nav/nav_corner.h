@@ -133,8 +133,8 @@ void nav_corner_query_set_table(nav_corner_query *cq, int on);
    same every way. */
 #define NAV_CORNER_RAYS_AUTO UINT32_MAX
 void nav_corner_query_set_rays(nav_corner_query *cq, uint32_t rays);
-/* Over this scratch's searches: sight tests made, and A* searches that
-   walked from the goal (zeros for NULL). */
+/* Over this scratch's searches: sight tests made, and searches that
+   walked from the goal (table mode's included; zeros for NULL). */
 void nav_corner_query_goal_counts(const nav_corner_query *cq, uint64_t *tests, uint64_t *walks);
 /* Searches this scratch ran in table mode (0 for NULL). */
 uint64_t nav_corner_query_tabled(const nav_corner_query *cq);

@@ -102,13 +102,12 @@ struct nav_corner_query {
        after all; end_piece the goal's piece, where that walk begins. */
     int tests;
     uint32_t ntests, max_tests, end_piece;
-    const uint32_t *work; /* cs_run's count of cones and nodes taken */
-    uint32_t max_work;    /* the search's budget (work + tests) */
-    int over;             /* a test was due past the budget */
-    uint32_t rays;        /* nav_corner_query_set_rays (NAV_CORNER_RAYS_AUTO) */
-    uint64_t sight_tests; /* over all searches: tests made */
-    uint64_t goal_walks;  /* over all searches: A* searches that walked from the goal */
-    uint64_t excl;        /* link areas not to take */
+    uint32_t nwork, max_work; /* work done (cones, nodes and tests) and the budget */
+    int over;                 /* a test was due past the budget */
+    uint32_t rays;            /* nav_corner_query_set_rays (NAV_CORNER_RAYS_AUTO) */
+    uint64_t sight_tests;     /* over all searches: tests made */
+    uint64_t goal_walks;      /* over all searches: searches that walked from the goal */
+    uint64_t excl;            /* link areas not to take */
     /* A bound on the answer's length, times 1 + CS_UB_SLACK: the least
        g + |v t| over the nodes known both from the start side (g, a path)
        and from a goal cone (v sees t), so a path of that length exists.
@@ -650,7 +649,7 @@ static void cs_try_goal(nav_corner_query *cq, uint32_t u, double px, double pz, 
     uint32_t gs = cq->st[cq->goal_node];
     if (f > cq->ub || ((gs >> CS_FLAG_BITS) == cq->gen && cq->ns[cq->goal_node].g <= f))
         return; /* no shorter than a path known */
-    if (*cq->work + cq->ntests >= cq->max_work) {
+    if (cq->nwork >= cq->max_work) {
         cq->over = 1; /* a test is a unit of work too (cs_run stops) */
         return;
     }
@@ -661,6 +660,7 @@ static void cs_try_goal(nav_corner_query *cq, uint32_t u, double px, double pz, 
         return;
     }
     cq->ntests++;
+    cq->nwork++;
     int sees = nav_cwalk_sees(&cq->wg, gr->wm, gr->wpoly[u], ux, uz, cq->tx, cq->tz, cs_goal_piece,
                               cq, cq->goal[0], cq->seg, cq->seg_cap);
     if (sees < 0)
@@ -896,9 +896,8 @@ static int cs_fill(nav_corner_query *cq, uint32_t sp, const float start[3], uint
 /* The search proper (see the file comment; table: the table mode's, where
    the queue holds cones only). 1: the goal was reached (or is in sight:
    cq->direct; table mode: a pair was priced); 0: not reachable; -1: over
-   budget; -2: out of memory. */
-static int cs_run(nav_corner_query *cq, uint32_t start_poly, uint32_t end_poly, uint32_t max_nodes,
-                  uint32_t *work, int table) {
+   budget (cq->max_work); -2: out of memory. */
+static int cs_run(nav_corner_query *cq, uint32_t start_poly, uint32_t end_poly, int table) {
     const nav_mesh *m = cq->gr->wm; /* the cones walk the coarser pieces */
     cq->nsl = cq->ngl = 0;
     cq->best = INFINITY;
@@ -906,15 +905,8 @@ static int cs_run(nav_corner_query *cq, uint32_t start_poly, uint32_t end_poly, 
     if (!nav_cwalk_begin(&cq->w, m, cq->gr->wof[start_poly], 0))
         return -2;
     cs_take_cones(cq, &cq->w, CS_SCONE);
-    if (!cq->tests) {
-        if (table) { /* the table mode's pairs are counted apart */
-            if (!nav_cwalk_begin(&cq->wg, m, cq->end_piece, 0))
-                return -2;
-            cs_take_cones(cq, &cq->wg, CS_GCONE);
-        } else {
-            cs_walk_goal(cq);
-        }
-    }
+    if (!cq->tests)
+        cs_walk_goal(cq); /* a failure sets nomem: the loop below returns -2 */
     nav_cone cone;
     while (!cs_queue_empty(cq) && !cq->nomem) {
         cs_heap e = cs_pop(cq);
@@ -931,9 +923,9 @@ static int cs_run(nav_corner_query *cq, uint32_t start_poly, uint32_t end_poly, 
             if (cq->st[u] & CS_CLOSED)
                 continue;
         }
-        if (*work + cq->ntests >= max_nodes)
-            return -1; /* a sight test is a unit of work too */
-        ++*work;
+        if (cq->nwork >= cq->max_work)
+            return -1;
+        cq->nwork++;
         if (e.tag == CS_NODE) {
             cq->st[e.id] |= CS_CLOSED;
             if (cq->res->expanded) /* the debug list only: spare the load */
@@ -1062,7 +1054,7 @@ nav_status nav_corner_search(nav_corner_query *cq, const nav_mesh *m, uint32_t s
     cq->tf = cs_dist(cq->sx, cq->sz, cq->tx, cq->tz) * CS_FAR_FIRST;
     cq->tk = cs_bits(cq->tf);
     cs_goal_set(cq, gr->wof[end_poly]);
-    uint32_t work = 0, n = 0;
+    uint32_t n = 0;
     int table = !cq->no_table && nav_corner_table_usable(gr, exclude_mask);
     cq->tabled += (uint64_t)table;
     /* sight tests or the goal's walk (see cs_try_goal); never in table
@@ -1074,12 +1066,12 @@ nav_status nav_corner_search(nav_corner_query *cq, const nav_mesh *m, uint32_t s
     cq->ntests = 0;
     cq->max_tests = rays;
     cq->end_piece = gr->wof[end_poly];
-    cq->work = &work;
+    cq->nwork = 0;
     cq->max_work = max_nodes;
     cq->over = 0;
-    int r = cs_run(cq, start_poly, end_poly, max_nodes, &work, table);
+    int r = cs_run(cq, start_poly, end_poly, table);
     cq->sight_tests += cq->ntests;
-    res->nodes_expanded = work + cq->ntests;
+    res->nodes_expanded = cq->nwork;
     if (r <= 0)
         return r == 0 ? NAV_E_NOT_FOUND : r == -1 ? NAV_E_LIMIT : NAV_E_NOMEM;
     if (table && !cq->direct) {
