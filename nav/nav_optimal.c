@@ -1296,20 +1296,26 @@ static void fill_result(nav_optimal *o, const opt_node *gn, const float end[3], 
 static nav_status graph_search(nav_optimal *o, const nav_mesh *m, uint32_t start_poly,
                                const float start[3], uint32_t end_poly, const float end[3],
                                uint64_t exclude_mask, uint32_t budget, nav_path_result *res) {
-    /* small meshes: the table answers far goals, the interval search near
-       ones and any the table cannot answer (nav_optimal.h) */
-    int far = nav_corner_table_usable(m->cgraph, exclude_mask) &&
-              dist(start[0], start[2], end[0], end[2]) >
-                  NAV_OPT_TABLE_MIN_CELLS * nav_corner_cell(m->cgraph);
-    int off = o->graph_mode == NAV_OPT_GRAPH_OFF ||
-              (o->graph_mode == NAV_OPT_GRAPH_AUTO && m->npolys < NAV_OPT_GRAPH_MIN_POLYS && !far);
-    if (off || !m->cgraph || (exclude_mask & m->area_mask)) {
+    if (o->graph_mode == NAV_OPT_GRAPH_OFF || !m->cgraph || (exclude_mask & m->area_mask)) {
         o->stats.interval_searches++;
         return NAV_E_CORRUPT;
     }
+    /* the default by the straight distance in typical polygon sizes
+       (nav_optimal.h): the interval search near on small meshes, the
+       table far where the graph has one, the graph's A* between */
+    int table = o->graph_mode != NAV_OPT_GRAPH_ASTAR;
+    if (o->graph_mode == NAV_OPT_GRAPH_AUTO) {
+        double cell = nav_corner_cell(m->cgraph);
+        double cells = cell > 0 ? dist(start[0], start[2], end[0], end[2]) / cell : 0;
+        if (m->npolys < NAV_OPT_GRAPH_MIN_POLYS && cells < NAV_OPT_INTERVAL_MAX_CELLS) {
+            o->stats.interval_searches++;
+            return NAV_E_CORRUPT;
+        }
+        table = cells >= NAV_OPT_TABLE_MIN_CELLS;
+    }
     if (!o->cq && !(o->cq = nav_corner_query_new()))
         return NAV_E_NOMEM;
-    nav_corner_query_set_table(o->cq, o->graph_mode != NAV_OPT_GRAPH_ASTAR);
+    nav_corner_query_set_table(o->cq, table);
     o->stats.graph_searches++;
     uint32_t nexp = res->nexpanded;
     nav_status st =

@@ -69,18 +69,25 @@ void nav_optimal_observe(nav_optimal *o, nav_optimal_observer fn, void *ctx);
 /*
  * Which exact search answers. The corner graph (nav_corner.h) needs the
  * mesh to have one and no area of its polygons excluded; then:
- *   NAV_OPT_GRAPH_AUTO (the default): the graph on meshes of at least
- *     NAV_OPT_GRAPH_MIN_POLYS polygons; below that the interval search,
- *     except for goals farther than NAV_OPT_TABLE_MIN_CELLS typical
- *     polygon sizes (sqrt(area / polygons)) in a straight line when the
- *     graph has its all-pairs table (nav_corner_table.c): the table's
- *     two visibility walks cost about the same at every distance, the
- *     interval search's work grows with the ellipse it opens. On the
- *     small Recast meshes (118-216 polygons) the interval search is the
- *     faster on short and medium paths, the table on long ones (dungeon
- *     long 0.99 -> 0.71 of Detour's time; README); on town (4,547) and
- *     the 100,000-polygon grids the graph's A* is faster, by 1.4-10x on
- *     medium and long paths;
+ *   NAV_OPT_GRAPH_AUTO (the default): by the straight distance from start
+ *     to goal in typical polygon sizes (sqrt(area / polygons)): on meshes
+ *     of fewer than NAV_OPT_GRAPH_MIN_POLYS polygons the interval search
+ *     below NAV_OPT_INTERVAL_MAX_CELLS; the graph's all-pairs table
+ *     (nav_corner_table.c), where the graph has one, from
+ *     NAV_OPT_TABLE_MIN_CELLS; the graph's A* between and wherever the
+ *     table cannot answer. The table's two visibility walks cost about the
+ *     same at every distance; the interval search's work grows with the
+ *     ellipse it opens, the A*'s more slowly (near goals learn sight by
+ *     tests, nav_corner_search.c). Per query on the small Recast meshes
+ *     (118-216 polygons, session 15, each query's best of 15, time over
+ *     Detour's): below 6 sizes the interval search and the A* are within
+ *     a few per cent (dungeon 2-6: interval 0.49-0.66, A* 0.51-0.72);
+ *     from 6 to 16 the A* is the fastest (nav_test 6-8: interval 1.01,
+ *     table 1.07, A* 0.89; undulating 8-10: 0.80, 0.88, 0.70); past 16 the
+ *     table on dungeon (16-20: table 0.66, A* 0.71) and nav_test, the A*
+ *     on undulating (0.62, 0.56). On town (4,547) and the
+ *     100,000-polygon grids (no table) the A* is faster than the interval
+ *     search by 1.4-10x on medium and long paths;
  *   NAV_OPT_GRAPH_ON: the graph whenever it can (tests, benchmarks);
  *   NAV_OPT_GRAPH_OFF: the interval search always;
  *   NAV_OPT_GRAPH_ASTAR: as ON, but the graph's A* search even where the
@@ -93,10 +100,8 @@ enum {
     NAV_OPT_GRAPH_ASTAR = 3
 };
 #define NAV_OPT_GRAPH_MIN_POLYS 1024
-/* Measured on the three small Recast meshes (pairs against Detour): 4 made
-   their short and medium bands slower (nav_test medium 0.90 -> 1.06), 10
-   to 16 left nav_test's long band at the interval search's 1.06-1.13. */
-#define NAV_OPT_TABLE_MIN_CELLS 8
+#define NAV_OPT_INTERVAL_MAX_CELLS 6
+#define NAV_OPT_TABLE_MIN_CELLS 16
 void nav_optimal_use_graph(nav_optimal *o, int mode);
 
 /* What answered this nav_optimal's searches so far. graph_misses: graph

@@ -494,6 +494,55 @@ START_TEST(test_observer) {
 END_TEST
 
 /*
+ * The default's choice by distance (nav_optimal.h). A U of unit squares:
+ * bottom strip [0,30]x[0,1], top strip [0,30]x[2,3], joined by [29,30]x
+ * [1,2]; 61 polygons of area 1, so a typical polygon size of 1. Every
+ * query below runs from the bottom strip to the top one, out of sight of
+ * each other, round the corners (29,1) and (29,2): with a = (1.5, 0.5)
+ * and b = (x, 2.5) the length is |a (29,1)| + 1 + |(29,2) b|. Straight
+ * distances sqrt(dx^2 + 4): x = 1.5 -> 2 sizes (the interval search),
+ * 10.5 -> 9.2 (the graph's A*), 21.5 -> 20.1 (the all-pairs table).
+ */
+START_TEST(test_auto_by_distance) {
+    fx_builder *b = fx_new();
+    for (int i = 0; i < 30; i++) {
+        fx_quad(b, (float)i, 0, (float)i + 1, 1, 0, 0);
+        fx_quad(b, (float)i, 2, (float)i + 1, 3, 0, 0);
+    }
+    fx_quad(b, 29, 1, 30, 2, 0, 0);
+    nav_mesh *m = fx_build(b);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_ptr_nonnull(m->cgraph);
+    ck_assert(nav_corner_has_table(m->cgraph));
+    ck_assert_double_eq_tol(nav_corner_cell(m->cgraph), 1.0, 1e-9);
+    static const float xs[3] = {1.5f, 10.5f, 21.5f};
+    /* which search answered: interval, A* (graph, no table), table */
+    static const int want[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+    nav_optimal_use_graph(g_opt, NAV_OPT_GRAPH_AUTO);
+    for (int k = 0; k < 3; k++) {
+        nav_optimal_stats before, after;
+        nav_optimal_stats_get(g_opt, &before);
+        run r;
+        flat_search(&r, m, 1.5f, 0.5f, xs[k], 2.5f, 0);
+        nav_optimal_stats_get(g_opt, &after);
+        ck_assert_int_eq(r.st, NAV_OK);
+        double len = hypot(27.5, 0.5) + 1 + hypot(29.0 - xs[k], 0.5);
+        ck_assert_msg(fabs(xz_len(&r.res) - len) < 1e-5, "to x %.1f: %.9f, by hand %.9f", xs[k],
+                      xz_len(&r.res), len);
+        uint64_t interval = after.interval_searches - before.interval_searches;
+        uint64_t graph = after.graph_searches - before.graph_searches;
+        uint64_t table = after.table_searches - before.table_searches;
+        ck_assert_msg(interval == (uint64_t)want[k][0] && graph - table == (uint64_t)want[k][1] &&
+                          table == (uint64_t)want[k][2],
+                      "to x %.1f: interval %llu graph %llu table %llu", xs[k],
+                      (unsigned long long)interval, (unsigned long long)graph,
+                      (unsigned long long)table);
+    }
+    nav_mesh_free(m);
+}
+END_TEST
+
+/*
  * Two levels welded at one vertex V = (2,0,2): a floor fan of 8 triangles
  * around V (V is an inner vertex there: no corner), and an upper level at
  * y = 3 of quads touching V from above ([1,2]x[1,2], [1,2]x[2,3],
@@ -941,6 +990,7 @@ Suite *nav_optimal_suite(void) {
     tcase_add_test(tc, test_limits_and_buffers);
     tcase_add_test(tc, test_observer);
     tcase_add_test(tc, test_welded_levels_corner_cache);
+    tcase_add_test(tc, test_auto_by_distance);
     suite_add_tcase(s, tc);
     TCase *tp = tcase_create("reference");
     tcase_add_checked_fixture(tp, setup, teardown);
