@@ -368,6 +368,72 @@ static void ob_cg_split(nav_query *q, const nav_mesh *m, const char *mesh, const
            n, all_d > 0 ? all_q / all_d : 0, passes);
 }
 
+/*
+ * NAVD_BENCH_CG_CELLS=k (with NAVD_BENCH_CG naming a band): which exact
+ * search is fastest at which distance, the measure behind the default's
+ * choice (nav_optimal.h). Every query is timed on its own in k passes over
+ * the band by each of the interval search, the graph's all-pairs table
+ * (the graph's A* where it has none) and the graph's A*, then Detour, each
+ * query keeping its best time; the queries are grouped by their straight
+ * distance in typical polygon sizes (nav_corner_cell). Prints per group
+ * the count, the mean best time of each search and its ratio to Detour's.
+ */
+static void ob_cg_cells(nav_query *q, const nav_mesh *m, const char *mesh, const char *band,
+                        const ob_req *rs, int n, const float ext[3], ob_buf *b, detour_ref *d,
+                        detour_ref *ds, int passes) {
+    static double tm[4][OB_SPLIT_MAX];
+    static const int mode[3] = {NAV_OPT_GRAPH_OFF, NAV_OPT_GRAPH_ON, NAV_OPT_GRAPH_ASTAR};
+    static const double upto[] = {2, 4, 6, 8, 10, 12, 16, 20, INFINITY};
+    double cell = nav_corner_cell(m->cgraph);
+    if (!d || !(cell > 0)) {
+        printf("  %s %s: no Detour or no corner graph, nothing to split\n", mesh, band);
+        return;
+    }
+    if (n > OB_SPLIT_MAX)
+        n = OB_SPLIT_MAX;
+    if (ds && ob_dcomplete(ds, rs, n, ext) >= ob_dcomplete(d, rs, n, ext))
+        d = ds;
+    for (int k = 0; k < 4; k++)
+        for (int i = 0; i < n; i++)
+            tm[k][i] = INFINITY;
+    for (int r = 0; r < passes; r++)
+        for (int k = 0; k < 4; k++) {
+            if (k < 3)
+                nav_optimal_use_graph(q->opt, mode[k]);
+            for (int i = 0; i < n; i++) {
+                double t0 = bench_now();
+                if (k < 3)
+                    ob_find(q, m, &rs[i], NAV_ALGO_OPTIMAL, ext, b);
+                else
+                    detour_ref_path(d, rs[i].start, rs[i].end, ext, NULL, NULL);
+                double t = bench_now() - t0;
+                tm[k][i] = t < tm[k][i] ? t : tm[k][i];
+            }
+        }
+    nav_optimal_use_graph(q->opt, NAV_OPT_GRAPH_AUTO);
+    for (int g = 0; g < (int)(sizeof upto / sizeof upto[0]); g++) {
+        double lo = g ? upto[g - 1] : 0, sum[4] = {0, 0, 0, 0};
+        int k = 0;
+        for (int i = 0; i < n; i++) {
+            double dc = hypot((double)rs[i].end[0] - rs[i].start[0],
+                              (double)rs[i].end[2] - rs[i].start[2]) /
+                        cell;
+            if (dc < lo || dc >= upto[g])
+                continue;
+            for (int j = 0; j < 4; j++)
+                sum[j] += tm[j][i];
+            k++;
+        }
+        if (k)
+            printf(
+                "  %s %s sizes %2.0f-%-3.0f %4d queries: interval %6.2f table %6.2f A* %6.2f us; "
+                "of Detour's %.2f %.2f %.2f\n",
+                mesh, band, lo, isinf(upto[g]) ? 99.0 : upto[g], k, sum[0] * 1e6 / k,
+                sum[1] * 1e6 / k, sum[2] * 1e6 / k, sum[0] / sum[3], sum[1] / sum[3],
+                sum[2] / sum[3]);
+    }
+}
+
 /* 1 when NAVD_BENCH_CG names another band (skip it), else 0; runs the
    named one for callgrind. */
 static int ob_cg(nav_query *q, const nav_mesh *m, const char *mesh, const char *band,
@@ -397,6 +463,11 @@ static int ob_cg(nav_query *q, const nav_mesh *m, const char *mesh, const char *
                                   : graph   ? NAV_OPT_GRAPH_ON
                                             : NAV_OPT_GRAPH_OFF);
     ob_cg_warm(q, m, detour ? d : NULL, rs, n, a, ext, b); /* warm up: scratch sized */
+    const char *cells = getenv("NAVD_BENCH_CG_CELLS");
+    if (cells && atoi(cells) > 0 && !detour) {
+        ob_cg_cells(q, m, mesh, band, rs, n, ext, b, d, ds, atoi(cells));
+        return 1;
+    }
     const char *split = getenv("NAVD_BENCH_CG_SPLIT");
     if (split && atoi(split) > 0 && !detour) {
         ob_cg_split(q, m, mesh, band, rs, n, a, ext, b, d, ds, atoi(split));
