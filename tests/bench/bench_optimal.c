@@ -314,6 +314,15 @@ static OB_NOINLINE void ob_cg_pass(nav_query *q, const nav_mesh *m, detour_ref *
 #define OB_SPLIT_MAX 4096
 static int ob_dcomplete(detour_ref *d, const ob_req *rs, int n, const float ext[3]);
 
+/* The splits' common start: at most OB_SPLIT_MAX queries, and Detour's
+   small pool (ds) as the anchor when it completes as many paths as d. */
+static detour_ref *ob_split_anchor(detour_ref *d, detour_ref *ds, const ob_req *rs, int *n,
+                                   const float ext[3]) {
+    if (*n > OB_SPLIT_MAX)
+        *n = OB_SPLIT_MAX;
+    return ds && ob_dcomplete(ds, rs, *n, ext) >= ob_dcomplete(d, rs, *n, ext) ? ds : d;
+}
+
 static void ob_cg_split(nav_query *q, const nav_mesh *m, const char *mesh, const char *band,
                         const ob_req *rs, int n, nav_algo a, const float ext[3], ob_buf *b,
                         detour_ref *d, detour_ref *ds, int passes) {
@@ -323,10 +332,7 @@ static void ob_cg_split(nav_query *q, const nav_mesh *m, const char *mesh, const
         printf("  %s %s: Detour cannot hold this mesh, nothing to split against\n", mesh, band);
         return;
     }
-    if (n > OB_SPLIT_MAX)
-        n = OB_SPLIT_MAX;
-    if (ds && ob_dcomplete(ds, rs, n, ext) >= ob_dcomplete(d, rs, n, ext))
-        d = ds;
+    d = ob_split_anchor(d, ds, rs, &n, ext);
     for (int i = 0; i < n; i++)
         tq[i] = td[i] = INFINITY;
     for (int r = 0; r < passes; r++) {
@@ -389,10 +395,7 @@ static void ob_cg_cells(nav_query *q, const nav_mesh *m, const char *mesh, const
         printf("  %s %s: no Detour or no corner graph, nothing to split\n", mesh, band);
         return;
     }
-    if (n > OB_SPLIT_MAX)
-        n = OB_SPLIT_MAX;
-    if (ds && ob_dcomplete(ds, rs, n, ext) >= ob_dcomplete(d, rs, n, ext))
-        d = ds;
+    d = ob_split_anchor(d, ds, rs, &n, ext);
     for (int k = 0; k < 4; k++)
         for (int i = 0; i < n; i++)
             tm[k][i] = INFINITY;
