@@ -83,9 +83,10 @@ void nav_optimal_observe(nav_optimal *o, nav_optimal_observer fn, void *ctx);
  *     Detour's): below 6 sizes the interval search and the A* are within
  *     a few per cent (dungeon 2-6: interval 0.49-0.66, A* 0.51-0.72);
  *     from 6 to 16 the A* is the fastest (nav_test 6-8: interval 1.01,
- *     table 1.07, A* 0.89; undulating 8-10: 0.80, 0.88, 0.70); past 16 the
- *     table on dungeon (16-20: table 0.66, A* 0.71) and nav_test, the A*
- *     on undulating (0.62, 0.56). On town (4,547) and the
+ *     table 1.07, A* 0.89; undulating 8-10: 0.80, 0.88, 0.70; nav_test's
+ *     16 queries at 10-12: table 0.60, A* 0.76); past 16 the table on
+ *     dungeon (16-20: table 0.66, A* 0.71), the A* on undulating (0.62,
+ *     0.56). On town (4,547) and the
  *     100,000-polygon grids (no table) the A* is faster than the interval
  *     search by 1.4-10x on medium and long paths;
  *   NAV_OPT_GRAPH_ON: the graph whenever it can (tests, benchmarks);
