@@ -99,9 +99,9 @@ struct nav_corner_query {
     /* Sight tests (see cs_try_goal): while `tests` is set no goal walk
        runs and every node closed tests its sight of the goal; ntests this
        search's tests, max_tests how many before the goal's walk starts
-       after all; end_piece the goal's piece, where that walk begins. */
+       after all (from goal[0], the goal's piece). */
     int tests;
-    uint32_t ntests, max_tests, end_piece;
+    uint32_t ntests, max_tests;
     uint32_t nwork, max_work; /* work done (cones, nodes and tests) and the budget */
     int over;                 /* a test was due past the budget */
     uint32_t rays;            /* nav_corner_query_set_rays (NAV_CORNER_RAYS_AUTO) */
@@ -598,11 +598,11 @@ static int cs_goal_piece(const void *ctx, uint32_t p) {
     return cs_in_goal(ctx, p);
 }
 
-/* Starts the walk of cones from the goal (at the search's start, or when
-   sight tests give way to it). */
+/* Starts the walk of cones from the goal's piece, goal[0] (at the
+   search's start, or when sight tests give way to it). */
 static void cs_walk_goal(nav_corner_query *cq) {
     cq->goal_walks++;
-    if (!nav_cwalk_begin(&cq->wg, cq->gr->wm, cq->end_piece, 0)) {
+    if (!nav_cwalk_begin(&cq->wg, cq->gr->wm, cq->goal[0], 0)) {
         cq->nomem = 1;
         return;
     }
@@ -1071,7 +1071,6 @@ nav_status nav_corner_search(nav_corner_query *cq, const nav_mesh *m, uint32_t s
     cq->tests = !table && rays > 0;
     cq->ntests = 0;
     cq->max_tests = rays;
-    cq->end_piece = gr->wof[end_poly];
     cq->nwork = 0;
     cq->max_work = max_nodes;
     cq->over = 0;
